@@ -1,0 +1,35 @@
+"""Run TPUEstimator programs (`model_fn`, `input_fn`, `TPUConfig`) on Keras 3 + JAX.
+
+```python
+import keras_tpu_estimator as kte
+
+model = kte.EstimatorModel(model_fn, params={...}, train_batch_size=256,
+                           config=kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=50)))
+model.compile()
+model.fit(train_input_fn, epochs=3)
+```
+"""
+
+import os as _os
+
+_os.environ.setdefault("KERAS_BACKEND", "jax")
+
+from keras_tpu_estimator import metrics  # noqa: E402
+from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
+from keras_tpu_estimator.config import RunConfig  # noqa: E402
+from keras_tpu_estimator.config import TPUConfig  # noqa: E402
+from keras_tpu_estimator.model import EstimatorModel  # noqa: E402
+from keras_tpu_estimator.scope import VariableStore  # noqa: E402
+from keras_tpu_estimator.scope import get_global_step  # noqa: E402
+from keras_tpu_estimator.scope import get_or_create_layer  # noqa: E402
+from keras_tpu_estimator.scope import get_variable  # noqa: E402
+from keras_tpu_estimator.scope import variable_scope  # noqa: E402
+from keras_tpu_estimator.spec import ClassificationOutput  # noqa: E402
+from keras_tpu_estimator.spec import EstimatorSpec  # noqa: E402
+from keras_tpu_estimator.spec import ExportOutput  # noqa: E402
+from keras_tpu_estimator.spec import ModeKeys  # noqa: E402
+from keras_tpu_estimator.spec import PredictOutput  # noqa: E402
+from keras_tpu_estimator.spec import RegressionOutput  # noqa: E402
+from keras_tpu_estimator.spec import TPUEstimatorSpec  # noqa: E402
+
+__version__ = "0.1.0"

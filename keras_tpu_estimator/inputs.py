@@ -1,0 +1,301 @@
+"""From what the user feeds to the stacked batches an on-device loop consumes.
+
+`fit`, `evaluate` and `predict` accept an `input_fn` (called with `params`,
+`mode` and `config` as it asks), a `tf.data.Dataset`, an iterable of batches,
+or arrays: `(features, labels)` or features alone, each an array or a dict of
+arrays. `as_source` turns any of them into a `Source`, whose `chunks` yields
+`Chunk`s: up to `steps` batches stacked on a new leading axis, ready to be
+split over the devices and run as one compiled loop.
+
+Arrays are gathered straight into the `[steps, batch, ...]` layout (one copy,
+one shuffle permutation per epoch). Datasets are read batch by batch and
+stacked. A final short batch is dropped (training, as TPUs need static
+shapes), kept at its exact size (evaluation: every example counts once), or
+padded and marked (prediction: padding rows are cut off again).
+"""
+
+import collections
+import queue
+import threading
+
+import jax
+import numpy as np
+
+from keras_tpu_estimator.model_fn import call_input_fn
+
+DROP, EXACT, PAD = "drop", "exact", "pad"
+
+
+class Chunk(collections.namedtuple("Chunk", ["data", "steps", "size", "stacked"])):
+    """Batches for one compiled loop.
+
+    Attributes:
+        data: `(features, labels)` with leaves `[steps, batch, ...]` when
+            `stacked`, else one batch `[size, ...]` (a short last batch).
+        steps: how many steps the data is for.
+        size: how many real examples it holds (the rest is padding).
+        stacked: whether axis 0 stacks steps.
+    """
+
+
+def _is_dataset(x):
+    return type(x).__module__.startswith("tensorflow") and hasattr(x, "as_numpy_iterator")
+
+
+def split_features_labels(element):
+    """`(features, labels)` from a batch: a pair, or features alone."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element
+    if isinstance(element, tuple) and len(element) == 1:
+        return element[0], None
+    return element, None
+
+
+def as_source(x, y=None, *, params=None, mode=None, config=None):
+    """Turns what `fit`/`evaluate`/`predict` received into a `Source`.
+
+    Args:
+        x: an `input_fn`, a `tf.data.Dataset`, an iterable of batches, or
+            arrays (`(features, labels)` or features alone).
+        y: labels, when `x` holds features given as arrays.
+        params: the `params` an `input_fn` receives.
+        mode: the `ModeKeys` value an `input_fn` receives.
+        config: the `RunConfig` an `input_fn` receives.
+
+    Raises:
+        ValueError: if `x` is missing or `y` is given with an `input_fn` or
+            a dataset.
+    """
+    if x is None:
+        raise ValueError("An input is required: an input_fn, a dataset or arrays.")
+    if callable(x) and not _is_dataset(x):
+        if y is not None:
+            raise ValueError("Argument `y` must be None when `x` is an input_fn.")
+        x = call_input_fn(x, params=params, mode=mode, config=config)
+    if _is_dataset(x) or (
+        not isinstance(x, (tuple, list, dict, np.ndarray))
+        and hasattr(x, "__iter__")
+        and not hasattr(x, "__array__")
+    ):
+        if y is not None:
+            raise ValueError("Argument `y` must be None when `x` is a dataset.")
+        return BatchSource(x)
+    features, labels = (x, y) if y is not None else split_features_labels(
+        tuple(x) if isinstance(x, list) else x
+    )
+    return ArraySource(features, labels)
+
+
+def _nbytes(tree):
+    return sum(np.asarray(a).nbytes for a in jax.tree.leaves(tree))
+
+
+def steps_within_budget(steps, batch, max_bytes):
+    """At most `steps`, and few enough that the stacked batches fit `max_bytes`."""
+    if max_bytes is None:
+        return steps
+    return max(1, min(steps, int(max_bytes // max(1, _nbytes(batch)))))
+
+
+def _pad_rows(tree, rows):
+    """Pads each leaf's axis 0 with `rows` copies of its last row."""
+    return jax.tree.map(
+        lambda a: np.concatenate([a, np.repeat(a[-1:], rows, axis=0)]), tree
+    )
+
+
+class ArraySource:
+    """In-memory arrays, batched and shuffled here."""
+
+    def __init__(self, features, labels=None):
+        features = jax.tree.map(np.asarray, features)
+        labels = None if labels is None else jax.tree.map(np.asarray, labels)
+        sizes = {a.shape[0] if a.ndim else None for a in jax.tree.leaves((features, labels))}
+        if len(sizes) != 1 or None in sizes:
+            raise ValueError(
+                "All input arrays must have the same number of examples "
+                f"(leading dimension). Received sizes: {sorted(map(str, sizes))}"
+            )
+        self.data = (features, labels)
+        self.num_examples = sizes.pop()
+
+    def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
+               max_bytes=None, rng=None):
+        """Yields `Chunk`s of up to `steps` batches of `batch_size` examples.
+
+        Args:
+            batch_size: examples per batch.
+            steps: batches per chunk (the on-device loop length).
+            remainder: what to do with a final short batch: `"drop"`,
+                `"exact"` (its own unstacked chunk) or `"pad"`.
+            shuffle: whether to visit examples in a random order.
+            max_steps: stop after this many batches.
+            max_bytes: split chunks so one holds at most this many bytes.
+            rng: a `numpy.random.Generator` for the shuffle.
+        """
+        full, rest = divmod(self.num_examples, batch_size)
+        if max_steps is not None and max_steps < full:
+            full, rest = max_steps, 0
+        order = (rng or np.random.default_rng()).permutation(self.num_examples) if shuffle else None
+        one_batch = jax.tree.map(lambda a: a[:batch_size], self.data)
+        steps = steps_within_budget(steps, one_batch, max_bytes)
+        for start in range(0, full, steps):
+            count = min(steps, full - start)
+            lo, hi = start * batch_size, (start + count) * batch_size
+            if order is None:
+                data = jax.tree.map(
+                    lambda a: a[lo:hi].reshape((count, batch_size) + a.shape[1:]), self.data
+                )
+            else:
+                index = order[lo:hi].reshape(count, batch_size)
+                data = jax.tree.map(lambda a: np.take(a, index, axis=0), self.data)
+            yield Chunk(data, count, count * batch_size, True)
+        if rest and remainder != DROP:
+            lo = full * batch_size
+            index = order[lo:] if order is not None else slice(lo, None)
+            batch = jax.tree.map(lambda a: a[index], self.data)
+            yield _short_chunk(batch, rest, batch_size, remainder)
+
+
+def _short_chunk(batch, size, batch_size, remainder):
+    if remainder == EXACT:
+        return Chunk(batch, 1, size, False)
+    padded = _pad_rows(batch, batch_size - size)
+    return Chunk(jax.tree.map(lambda a: a[None], padded), 1, size, True)
+
+
+class BatchSource:
+    """A `tf.data.Dataset` or any iterable of already-batched elements."""
+
+    def __init__(self, batches):
+        self.batches = batches
+        self._iterator = None
+
+    def _new_iterator(self):
+        if _is_dataset(self.batches):
+            return self.batches.as_numpy_iterator()
+        return iter(self.batches)
+
+    def is_infinite(self):
+        if not _is_dataset(self.batches):
+            return False
+        import tensorflow as tf
+
+        return int(self.batches.cardinality()) == int(tf.data.INFINITE_CARDINALITY)
+
+    def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
+               max_bytes=None, rng=None, resume=False):
+        """Yields `Chunk`s like `ArraySource.chunks`.
+
+        The batch size is `batch_size` when given, else the size of the first
+        batch. With `resume`, reading continues where the previous call
+        stopped (for `steps_per_epoch` over a long or repeated dataset).
+
+        Raises:
+            ValueError: if a batch is larger than the batch size.
+        """
+        del shuffle, rng  # A dataset shuffles itself.
+        if not resume or self._iterator is None:
+            self._iterator = self._new_iterator()
+        pending, taken = [], 0
+        for element in self._iterator:
+            batch = jax.tree.map(np.asarray, split_features_labels(element))
+            size = _batch_rows(batch)
+            if batch_size is None:
+                batch_size = size
+            if size > batch_size:
+                raise ValueError(
+                    f"The input yields batches of {size} examples, more than "
+                    f"the batch size {batch_size}. An input_fn must batch with "
+                    "params['batch_size']."
+                )
+            if size < batch_size:
+                if pending:
+                    yield _stack(pending)
+                    pending = []
+                if remainder != DROP:
+                    yield _short_chunk(batch, size, batch_size, remainder)
+                taken += 1
+            else:
+                pending.append(batch)
+                taken += 1
+                if len(pending) == 1:
+                    steps = steps_within_budget(steps, batch, max_bytes)
+                if len(pending) >= steps:
+                    yield _stack(pending)
+                    pending = []
+            if max_steps is not None and taken >= max_steps:
+                break
+        if pending:
+            yield _stack(pending)
+
+
+def _batch_rows(batch):
+    leaves = jax.tree.leaves(batch)
+    if not leaves or not leaves[0].ndim:
+        raise ValueError("Input batches must be arrays with a leading batch dimension.")
+    return leaves[0].shape[0]
+
+
+def _stack(batches):
+    data = jax.tree.map(lambda *xs: np.stack(xs), *batches)
+    return Chunk(data, len(batches), len(batches) * _batch_rows(batches[0]), True)
+
+
+class prefetch:
+    """Iterates `place(item)` for `items`, prepared `depth` ahead on a thread.
+
+    While the devices run the current loop, the next chunks are gathered on
+    the host and transferred (double buffering). Errors of the producer are
+    raised by the consumer; `close()` stops the producer early.
+    """
+
+    _DONE = object()
+
+    def __init__(self, items, place, depth=2):
+        self._queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._produce, args=(items, place), daemon=True
+        )
+        self._thread.start()
+
+    def _produce(self, items, place):
+        try:
+            for item in items:
+                if self._stop.is_set():
+                    return
+                self._put((place(item), None))
+        except BaseException as error:  # Handed to the consumer.
+            self._put((None, error))
+            return
+        self._put((self._DONE, None))
+
+    def _put(self, entry):
+        while not self._stop.is_set():
+            try:
+                self._queue.put(entry, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item, error = self._queue.get()
+        if error is not None:
+            raise error
+        if item is self._DONE:
+            raise StopIteration
+        return item
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

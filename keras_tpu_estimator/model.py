@@ -1,0 +1,760 @@
+"""`EstimatorModel`: a TPUEstimator `model_fn` as a Keras model.
+
+`model_fn(features, labels, mode, params, config)` returns a
+`TPUEstimatorSpec`; this model reads it as Keras's three steps:
+
+- `train_step`: the spec's `loss`, differentiated with respect to every
+  trainable variable the `model_fn` created, applied by the spec's
+  `train_op` (a Keras optimizer) or the compiled optimizer;
+- `test_step`: the spec's `loss` and the metrics of `eval_metrics`;
+- `predict_step`: the spec's `predictions`.
+
+Each step is a pure JAX function of the variables' values, and
+`iterations_per_loop` (`steps_per_execution`) steps run as one compiled
+program, a `jax.lax.scan` over that many stacked batches.
+"""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+
+from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import distribute
+from keras_tpu_estimator import inputs as inputs_lib
+from keras_tpu_estimator import scope
+from keras_tpu_estimator.config import RunConfig
+from keras_tpu_estimator.metrics import MetricUpdate
+from keras_tpu_estimator.model_fn import call_model_fn
+from keras_tpu_estimator.model_fn import check_model_fn
+from keras_tpu_estimator.model_fn import check_params
+from keras_tpu_estimator.spec import ModeKeys
+
+TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
+
+_DEFAULT_LOOP_BYTES = 1 << 30
+
+
+class EstimatorModel(keras.Model):
+    """A Keras model whose steps are given by a TPUEstimator `model_fn`.
+
+    Args:
+        model_fn: `model_fn(features, labels, mode, params, config)` (any
+            subset of these argument names, `features` required) returning a
+            `TPUEstimatorSpec` or `EstimatorSpec`. It creates its layers and
+            variables with `kte.get_or_create_layer` / `kte.get_variable`.
+        params: a dict of hyper-parameters passed to `model_fn` and
+            `input_fn`; `batch_size` and `context` are reserved.
+        config: a `kte.RunConfig`; its `tpu_config.iterations_per_loop` sets
+            `steps_per_execution`. Defaults to `RunConfig()`.
+        train_batch_size: the global training batch size; must divide by the
+            number of replicas.
+        eval_batch_size: the global evaluation batch size.
+        predict_batch_size: the global prediction batch size.
+        use_tpu: passed to `model_fn` as `params['use_tpu']`.
+        max_loop_bytes: the most input bytes one on-device loop may stack;
+            longer loops are split into shorter ones. Defaults to 1 GiB.
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Raises:
+        ValueError: for a `model_fn` with unexpected arguments, reserved
+            `params` keys, or a batch size that does not divide over the
+            replicas.
+
+    Example:
+
+    ```python
+    def model_fn(features, labels, mode, params):
+        logits = kte.get_or_create_layer(
+            "logits", lambda: keras.layers.Dense(10))(features["x"])
+        if mode == kte.ModeKeys.PREDICT:
+            return kte.TPUEstimatorSpec(mode, predictions={"logits": logits})
+        loss = keras.ops.mean(keras.losses.sparse_categorical_crossentropy(
+            labels, logits, from_logits=True))
+        return kte.TPUEstimatorSpec(mode, loss=loss,
+                                    train_op=keras.optimizers.Adam(1e-3))
+
+    model = kte.EstimatorModel(model_fn, train_batch_size=64)
+    model.compile()
+    model.fit((x_train, y_train), epochs=2)
+    ```
+    """
+
+    def __init__(
+        self,
+        model_fn,
+        params=None,
+        config=None,
+        train_batch_size=None,
+        eval_batch_size=None,
+        predict_batch_size=None,
+        use_tpu=True,
+        max_loop_bytes=_DEFAULT_LOOP_BYTES,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_model_fn(model_fn)
+        if config is None:
+            config = RunConfig()
+        if not isinstance(config, RunConfig):
+            raise ValueError(
+                f"`config` must be a kte.RunConfig. Received: {config!r}"
+            )
+        self._model_fn = model_fn
+        self._params = check_params(params)
+        self._config = config
+        self._use_tpu = bool(use_tpu)
+        self.distribution = distribute.distribution_for(config)
+        self.num_replicas = distribute.num_replicas(self.distribution)
+        self._batch_sizes = {}
+        for mode, name, value in (
+            (TRAIN, "train_batch_size", train_batch_size),
+            (EVAL, "eval_batch_size", eval_batch_size),
+            (PREDICT, "predict_batch_size", predict_batch_size),
+        ):
+            distribute.check_batch_size(name, value, self.num_replicas)
+            self._batch_sizes[mode] = value
+        self.max_loop_bytes = max_loop_bytes
+        self.store = scope.VariableStore()
+        self._built_modes = set()
+        self._train_optimizer = None
+        self._eval_metrics = {}
+        self._eval_loss = keras.metrics.Mean(name="loss")
+        self._jitted = {}
+        self.steps_per_execution = 1
+        self._loop_seconds = None
+        self._set_iterations_per_loop(config.tpu_config.iterations_per_loop)
+
+    # ------------------------------------------------------------------
+    # Configuration.
+
+    @property
+    def model_fn(self):
+        """The user's `model_fn`."""
+        return self._model_fn
+
+    @property
+    def params(self):
+        """A copy of the user's `params`."""
+        return dict(self._params)
+
+    @property
+    def config(self):
+        """The `RunConfig`."""
+        return self._config
+
+    def _set_iterations_per_loop(self, value):
+        from keras_tpu_estimator.config import parse_iterations_per_loop
+
+        parsed = parse_iterations_per_loop(value)
+        if parsed.unit == "seconds":
+            self._loop_seconds = parsed.value
+        else:
+            self.steps_per_execution = parsed.value
+
+    def compile(self, optimizer=None, steps_per_execution=None, **kwargs):
+        """Configures training.
+
+        Args:
+            optimizer: the optimizer used when `model_fn` returns
+                `train_op=None`. Ignored when it returns a Keras optimizer.
+            steps_per_execution: steps per on-device loop; defaults to the
+                config's `iterations_per_loop`.
+            **kwargs: `jit_compile` is accepted; `loss` and `metrics` are
+                not, since `model_fn` computes them.
+
+        Raises:
+            ValueError: if `loss`, `metrics` or another argument is given.
+        """
+        unsupported = sorted(set(kwargs) - {"jit_compile", "run_eagerly"})
+        if unsupported:
+            raise ValueError(
+                f"EstimatorModel.compile does not take {unsupported}: model_fn "
+                "returns the loss and eval_metrics. Only `optimizer` and "
+                "`steps_per_execution` are configured here."
+            )
+        if steps_per_execution is not None:
+            self._loop_seconds = None
+            self._set_iterations_per_loop(steps_per_execution)
+        steps = self.steps_per_execution
+        super().compile(optimizer=optimizer, jit_compile=True)
+        self.steps_per_execution = steps
+
+    # ------------------------------------------------------------------
+    # Running model_fn.
+
+    def _model_fn_params(self, batch_size):
+        params = dict(self._params, use_tpu=self._use_tpu)
+        if batch_size is not None:
+            params["batch_size"] = batch_size
+        return params
+
+    def _input_fn_params(self, mode, batch_size):
+        params = dict(self._params)
+        if batch_size is not None:
+            params["batch_size"] = batch_size // jax.process_count()
+        return params
+
+    def _call(self, features, labels, mode, global_step, building):
+        batch = _leading_dim(features)
+        with scope.model_fn_context(
+            self.store, mode, building, global_step, training=mode == TRAIN
+        ):
+            return call_model_fn(
+                self._model_fn,
+                features,
+                labels,
+                mode,
+                self._model_fn_params(batch),
+                self._config,
+            )
+
+    def _build_mode(self, mode, batch):
+        """Creates everything `model_fn` uses in `mode`, from a sample batch.
+
+        `model_fn` runs once on symbolic tensors shaped like `batch`: layers
+        and variables are created with real values, and no layer update (a
+        BatchNormalization moving average) happens.
+        """
+        if mode in self._built_modes:
+            return
+        features, labels = jax.tree.map(
+            lambda a: keras.KerasTensor(a.shape, dtype=_dtype_name(a)), batch
+        )
+        with self.distribution.scope():
+            spec = self._call(features, labels, mode, self._global_step_value(), True)
+            if mode == TRAIN:
+                self._build_training(spec)
+            elif mode == EVAL:
+                self._build_evaluation(spec)
+        self._built_modes.add(mode)
+        self.built = True
+
+    def _build_training(self, spec):
+        if tuple(spec.loss.shape) != ():
+            raise ValueError(
+                f"The loss returned by model_fn must be a scalar. Received "
+                f"shape: {tuple(spec.loss.shape)}"
+            )
+        optimizer = spec.train_op
+        if optimizer is None:
+            optimizer = self.optimizer
+            if optimizer is None:
+                raise ValueError(
+                    "model_fn returned train_op=None and the model has no "
+                    "optimizer: return a keras optimizer as `train_op`, or "
+                    "call `compile(optimizer=...)`."
+                )
+        elif not isinstance(optimizer, keras.optimizers.Optimizer):
+            raise TypeError(
+                "`train_op` must be None or a keras.optimizers.Optimizer. "
+                f"Received: {optimizer!r}"
+            )
+        if self._train_optimizer is None:
+            self._train_optimizer = optimizer
+            optimizer.build(self.store.trainable_variables)
+
+    def _build_evaluation(self, spec):
+        for name, value in self._metric_values(spec).items():
+            if name in self._eval_metrics:
+                continue
+            if name == "loss":
+                raise ValueError(
+                    "eval_metrics must not define 'loss': it is always "
+                    "reported from the spec's loss."
+                )
+            if isinstance(value, MetricUpdate):
+                metric = value.factory()
+                if not isinstance(metric, keras.metrics.Metric):
+                    raise TypeError(
+                        f"The factory of metric '{name}' must return a "
+                        f"keras.metrics.Metric. It returned: {metric!r}"
+                    )
+            elif tuple(getattr(value, "shape", ())) == ():
+                metric = keras.metrics.Mean(name=name)
+            else:
+                raise ValueError(
+                    f"metric_fn returned '{name}' with shape "
+                    f"{tuple(value.shape)}: a metric value must be a scalar "
+                    "or a kte.metrics function."
+                )
+            self._eval_metrics[name] = metric
+
+    def _metric_values(self, spec):
+        if spec.eval_metrics is None:
+            return {}
+        metric_fn, tensors = spec.eval_metrics
+        values = metric_fn(**tensors) if isinstance(tensors, dict) else metric_fn(*tensors)
+        if not isinstance(values, dict):
+            raise ValueError(
+                "metric_fn must return a dict of metric name to value. "
+                f"Received: {values!r}"
+            )
+        return values
+
+    def _global_step_value(self):
+        optimizer = self._train_optimizer or self.optimizer
+        if optimizer is None or not optimizer.built:
+            return jnp.zeros((), "int32")
+        return optimizer.iterations.value
+
+    # ------------------------------------------------------------------
+    # The steps: pure functions of the variables' values.
+
+    def _store_variables(self):
+        return self.store.trainable_variables, self.store.non_trainable_variables
+
+    def _run(self, trainable, non_trainable, features, labels, mode, step):
+        """Runs `model_fn` with the given variable values (traced)."""
+        t_vars, nt_vars = self._store_variables()
+        with _keras_internals.bound_values(t_vars + nt_vars, list(trainable) + list(non_trainable)):
+            spec = self._call(features, labels, mode, step, building=False)
+            new_non_trainable = _keras_internals.current_values(nt_vars)
+        return spec, new_non_trainable
+
+    def train_step(self, state, data):
+        """One training step: `(state, (features, labels)) -> (state, loss)`."""
+        trainable, non_trainable, optimizer_values = state
+        features, labels = data
+        optimizer = self._train_optimizer
+        step = optimizer_values[_index(optimizer.variables, optimizer.iterations)]
+
+        def loss_fn(trainable):
+            spec, new_non_trainable = self._run(
+                trainable, non_trainable, features, labels, TRAIN, step
+            )
+            return spec.loss, (new_non_trainable, _learning_rate_of(spec.train_op))
+
+        (loss, (non_trainable, learning_rate)), grads = jax.value_and_grad(
+            loss_fn, has_aux=True
+        )(trainable)
+        optimizer_values = list(optimizer_values)
+        if learning_rate is not None and isinstance(optimizer.learning_rate, keras.Variable):
+            i = _index(optimizer.variables, optimizer.learning_rate)
+            optimizer_values[i] = jnp.asarray(learning_rate, optimizer_values[i].dtype)
+        trainable, optimizer_values = optimizer.stateless_apply(
+            optimizer_values, grads, trainable
+        )
+        return (trainable, non_trainable, optimizer_values), loss
+
+    def test_step(self, state, data):
+        """One evaluation step: updates the loss and metric accumulators."""
+        trainable, non_trainable, metric_values = state
+        features, labels = data
+        step = self._step_for_inference()
+        spec, _ = self._run(trainable, non_trainable, features, labels, EVAL, step)
+        count = jnp.asarray(_leading_dim(features), "float32")
+        values = self._metric_values(spec)
+        metrics = [self._eval_loss] + list(self._eval_metrics.values())
+        updates = [((spec.loss,), {"sample_weight": count})]
+        for name in self._eval_metrics:
+            value = values[name]
+            if isinstance(value, MetricUpdate):
+                updates.append((value.args, value.kwargs))
+            else:
+                updates.append(((value,), {"sample_weight": count}))
+        new_values, start = [], 0
+        for metric, (args, kwargs) in zip(metrics, updates):
+            n = len(metric.variables)
+            new_values += metric.stateless_update_state(
+                metric_values[start : start + n], *args, **kwargs
+            )
+            start += n
+        return (trainable, non_trainable, new_values), None
+
+    def predict_step(self, state, data):
+        """One prediction step: returns the spec's `predictions`."""
+        trainable, non_trainable = state
+        features, labels = data
+        spec, _ = self._run(
+            trainable, non_trainable, features, labels, PREDICT, self._step_for_inference()
+        )
+        return state, spec.predictions
+
+    def _step_for_inference(self):
+        return self._global_step_value()
+
+    # ------------------------------------------------------------------
+    # Compiled loops.
+
+    def _loop(self, mode, stacked):
+        """The compiled program for `mode`: a scan over stacked batches."""
+        key = (mode, stacked)
+        if key not in self._jitted:
+            step = {TRAIN: self.train_step, EVAL: self.test_step, PREDICT: self.predict_step}[mode]
+            if stacked:
+                def program(state, chunk):
+                    return jax.lax.scan(step, state, chunk)
+            else:
+                program = step
+            donate = (0,) if mode == TRAIN else ()
+            self._jitted[key] = jax.jit(program, donate_argnums=donate)
+        return self._jitted[key]
+
+    def _read_state(self, mode):
+        t_vars, nt_vars = self._store_variables()
+        state = [[v.value for v in t_vars], [v.value for v in nt_vars]]
+        if mode == TRAIN:
+            state.append([v.value for v in self._train_optimizer.variables])
+        elif mode == EVAL:
+            state.append([v.value for v in self._eval_metric_variables()])
+        return tuple(state)
+
+    def _write_state(self, mode, state):
+        t_vars, nt_vars = self._store_variables()
+        variables = list(t_vars) + list(nt_vars)
+        if mode == TRAIN:
+            variables += self._train_optimizer.variables
+        elif mode == EVAL:
+            variables += self._eval_metric_variables()
+        for variable, value in zip(variables, jax.tree.leaves(list(state))):
+            variable.assign(value)
+
+    def _eval_metric_variables(self):
+        metrics = [self._eval_loss] + list(self._eval_metrics.values())
+        return [v for m in metrics for v in m.variables]
+
+    def _run_chunk(self, mode, chunk):
+        """Runs one chunk; returns the per-step outputs (stacked)."""
+        with self.distribution.scope():
+            state = self._read_state(mode)
+            state, outputs = self._loop(mode, chunk.stacked)(state, chunk.data)
+            if mode != PREDICT:
+                self._write_state(mode, state)
+        return outputs
+
+    def _chunks(self, source, mode, batch_size, steps, remainder, **kwargs):
+        """Chunks of `source` placed on the devices, prefetched."""
+        per_process = None if batch_size is None else batch_size // jax.process_count()
+        chunks = source.chunks(
+            per_process, steps, remainder=remainder, max_bytes=self.max_loop_bytes, **kwargs
+        )
+
+        def place(chunk):
+            divisible = chunk.stacked or chunk.size % self.num_replicas == 0
+            data = distribute.put_batches(
+                chunk.data, self.distribution, chunk.stacked, divisible
+            )
+            return chunk._replace(data=data)
+
+        return inputs_lib.prefetch(chunks, place)
+
+    def _source(self, x, y, mode, batch_size):
+        return inputs_lib.as_source(
+            x,
+            y,
+            params=self._input_fn_params(mode, batch_size),
+            mode=mode,
+            config=self._config,
+        )
+
+    def _batch_size(self, mode, batch_size, source):
+        batch_size = batch_size or self._batch_sizes[mode]
+        name = {TRAIN: "train_batch_size", EVAL: "eval_batch_size", PREDICT: "predict_batch_size"}[mode]
+        if batch_size is None and isinstance(source, inputs_lib.ArraySource):
+            raise ValueError(
+                f"A batch size is required to batch arrays: give `{name}` to "
+                "EstimatorModel or `batch_size` to this call."
+            )
+        distribute.check_batch_size(name, batch_size, self.num_replicas)
+        return batch_size
+
+    def _first_chunk(self, chunks, mode):
+        """Peeks the first chunk and builds `mode` from it."""
+        try:
+            first = next(chunks)
+        except StopIteration:
+            return None
+        sample = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(a.shape[1:] if first.stacked else a.shape, a.dtype),
+            first.data,
+        )
+        self._build_mode(mode, sample)
+        return first
+
+    # ------------------------------------------------------------------
+    # fit / evaluate / predict.
+
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_data=None,
+        shuffle=True,
+        initial_epoch=0,
+        steps_per_epoch=None,
+        validation_steps=None,
+        validation_freq=1,
+    ):
+        """Trains with `model_fn`'s TRAIN spec, like `keras.Model.fit`.
+
+        Args:
+            x: an `input_fn(params)` returning a `tf.data.Dataset` (or
+                arrays), a dataset, or arrays: `(features, labels)`, or
+                features with `y` the labels.
+            y: labels, when `x` holds features as arrays.
+            batch_size: the global batch size for arrays and the
+                `params['batch_size']` of an `input_fn`; defaults to
+                `train_batch_size`.
+            epochs: number of passes over the input.
+            verbose: 0, 1, 2 or "auto", as in Keras.
+            callbacks: Keras callbacks.
+            validation_data: input for `evaluate` at the end of epochs.
+            shuffle: shuffle arrays before each epoch.
+            initial_epoch: epoch to start from.
+            steps_per_epoch: steps per epoch; an epoch otherwise ends with
+                the input. Required for an endless dataset.
+            validation_steps: `steps` of the validation `evaluate`.
+            validation_freq: run validation every this many epochs.
+
+        Returns:
+            A `keras.callbacks.History`.
+        """
+        if not self.compiled:
+            raise ValueError("You must call `compile()` before `fit()`.")
+        source = self._source(x, y, TRAIN, batch_size or self._batch_sizes[TRAIN])
+        batch_size = self._batch_size(TRAIN, batch_size, source)
+        endless = isinstance(source, inputs_lib.BatchSource) and source.is_infinite()
+        if endless and steps_per_epoch is None:
+            raise ValueError(
+                "The training input is endless (repeated): give `steps_per_epoch`."
+            )
+        resume = {"resume": True} if isinstance(source, inputs_lib.BatchSource) else {}
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = keras.callbacks.CallbackList(
+            callbacks,
+            add_history=True,
+            add_progbar=verbose != 0,
+            verbose=verbose,
+            epochs=epochs,
+            steps=steps_per_epoch or _steps_of(source, batch_size),
+            model=self,
+        )
+        # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
+        rng = np.random.default_rng(np.random.randint(2**31))
+        self.stop_training = False
+        callbacks.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            callbacks.on_epoch_begin(epoch)
+            step, loss_sum = 0, 0.0
+            chunks = self._chunks(
+                source,
+                TRAIN,
+                batch_size,
+                self._loop_steps(),
+                inputs_lib.DROP,
+                shuffle=shuffle,
+                max_steps=steps_per_epoch,
+                rng=rng,
+                **resume,
+            )
+            with chunks:
+                chunk = self._first_chunk(chunks, TRAIN)
+                while chunk is not None:
+                    callbacks.on_train_batch_begin(step)
+                    started = time.perf_counter()
+                    losses = np.asarray(self._run_chunk(TRAIN, chunk))
+                    self._tune_loop_steps(chunk.steps, time.perf_counter() - started)
+                    step += chunk.steps
+                    loss_sum += float(losses.sum())
+                    logs = {"loss": loss_sum / step}
+                    callbacks.on_train_batch_end(step - 1, logs)
+                    if self.stop_training:
+                        break
+                    chunk = next(chunks, None)
+            if step == 0:
+                raise ValueError(
+                    "The training input produced no full batch of "
+                    f"{batch_size} examples."
+                )
+            epoch_logs = dict(logs)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                val_logs = self.evaluate(
+                    validation_data, steps=validation_steps, verbose=0, return_dict=True
+                )
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            callbacks.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        callbacks.on_train_end(logs)
+        return self.history
+
+    def _loop_steps(self):
+        return self.steps_per_execution
+
+    def _tune_loop_steps(self, steps, seconds):
+        """With a time-based `iterations_per_loop`, sizes loops from step time.
+
+        The first loop compiles; the second is timed and sets the loop length
+        so one loop lasts about the requested seconds.
+        """
+        if self._loop_seconds is None:
+            return
+        if not getattr(self, "_loop_timed_once", False):
+            self._loop_timed_once = True
+            return
+        per_step = seconds / steps
+        self.steps_per_execution = max(1, int(self._loop_seconds / max(per_step, 1e-9)))
+        self._loop_seconds = None
+
+    def evaluate(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        verbose="auto",
+        steps=None,
+        callbacks=None,
+        return_dict=False,
+    ):
+        """Evaluates `model_fn`'s EVAL spec: `loss` and every metric.
+
+        Every example counts exactly once: a final short batch runs at its
+        own size.
+
+        Args:
+            x: an `input_fn`, a dataset, or arrays (see `fit`).
+            y: labels, when `x` holds features as arrays.
+            batch_size: defaults to `eval_batch_size`.
+            verbose: 0, 1 or "auto".
+            steps: evaluate at most this many batches.
+            callbacks: Keras callbacks.
+            return_dict: return `{'loss': ..., name: value}`.
+
+        Returns:
+            The loss and metrics: a dict with `return_dict`, else a list
+            (`loss` first) or the loss alone when there are no metrics.
+        """
+        source = self._source(x, y, EVAL, batch_size or self._batch_sizes[EVAL])
+        batch_size = self._batch_size(EVAL, batch_size, source)
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = keras.callbacks.CallbackList(
+            callbacks,
+            add_progbar=verbose != 0,
+            verbose=verbose,
+            epochs=1,
+            steps=steps or _steps_of(source, batch_size),
+            model=self,
+        )
+        callbacks.on_test_begin()
+        for metric in [self._eval_loss] + list(self._eval_metrics.values()):
+            metric.reset_state()
+        chunks = self._chunks(
+            source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps
+        )
+        step = 0
+        with chunks:
+            chunk = self._first_chunk(chunks, EVAL)
+            for metric in self._eval_metrics.values():
+                metric.reset_state()
+            while chunk is not None:
+                callbacks.on_test_batch_begin(step)
+                self._run_chunk(EVAL, chunk)
+                step += chunk.steps
+                callbacks.on_test_batch_end(step - 1, {})
+                chunk = next(chunks, None)
+        results = {"loss": _to_python(self._eval_loss.result())}
+        for name, metric in self._eval_metrics.items():
+            results[name] = _to_python(metric.result())
+        callbacks.on_test_end(results)
+        if return_dict:
+            return results
+        values = list(results.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Returns `model_fn`'s PREDICT `predictions` for every example.
+
+        Args:
+            x: an `input_fn`, a dataset, or feature arrays.
+            batch_size: defaults to `predict_batch_size`.
+            verbose: 0, 1 or "auto".
+            steps: predict at most this many batches.
+            callbacks: Keras callbacks.
+
+        Returns:
+            The `predictions` (a dict of arrays, or an array), one row per
+            input example, in input order.
+        """
+        batches = list(self.predict_batches(x, batch_size, verbose, steps, callbacks))
+        if not batches:
+            raise ValueError("The prediction input is empty.")
+        return jax.tree.map(lambda *xs: np.concatenate(xs), *batches)
+
+    def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
+        """Like `predict`, but yields the predictions of one loop at a time."""
+        source = self._source(x, None, PREDICT, batch_size or self._batch_sizes[PREDICT])
+        batch_size = self._batch_size(PREDICT, batch_size, source)
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = keras.callbacks.CallbackList(
+            callbacks,
+            add_progbar=verbose != 0,
+            verbose=verbose,
+            epochs=1,
+            steps=steps or _steps_of(source, batch_size),
+            model=self,
+        )
+        callbacks.on_predict_begin()
+        chunks = self._chunks(
+            source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps
+        )
+        step = 0
+        with chunks:
+            chunk = self._first_chunk(chunks, PREDICT)
+            while chunk is not None:
+                callbacks.on_predict_batch_begin(step)
+                outputs = self._run_chunk(PREDICT, chunk)
+                outputs = jax.tree.map(
+                    lambda a: np.asarray(a).reshape((-1,) + a.shape[2:])[: chunk.size], outputs
+                )
+                step += chunk.steps
+                callbacks.on_predict_batch_end(step - 1, {"outputs": outputs})
+                yield outputs
+                chunk = next(chunks, None)
+        callbacks.on_predict_end()
+
+
+def _index(variables, variable):
+    for i, v in enumerate(variables):
+        if v is variable:
+            return i
+    raise ValueError(f"{variable.path} is not one of the optimizer's variables.")
+
+
+def _learning_rate_of(train_op):
+    """The learning rate a `train_op` optimizer built in this trace asks for.
+
+    A fixed or step-dependent value is returned; a schedule or callable is
+    left to the persistent optimizer, which evaluates it at its own step.
+    """
+    if not isinstance(train_op, keras.optimizers.Optimizer):
+        return None
+    rate = train_op.learning_rate
+    return rate.value if isinstance(rate, keras.Variable) else None
+
+
+def _leading_dim(tree):
+    leaves = jax.tree.leaves(tree)
+    return leaves[0].shape[0] if leaves else None
+
+
+def _dtype_name(a):
+    return np.dtype(a.dtype).name if np.dtype(a.dtype).kind != "O" else "string"
+
+
+def _steps_of(source, batch_size):
+    if isinstance(source, inputs_lib.ArraySource) and batch_size:
+        return -(-source.num_examples // batch_size)
+    return None
+
+
+def _to_python(value):
+    value = np.asarray(value)
+    return value.item() if value.ndim == 0 else value

@@ -1,0 +1,231 @@
+"""Calling the user's `model_fn` and `input_fn` the way TPUEstimator does.
+
+A `model_fn` declares what it wants by its argument names:
+
+```python
+def model_fn(features, labels, mode, params, config): ...
+def model_fn(features, mode): ...          # takes only what it names
+def input_fn(params): ...                  # params["batch_size"] is set
+```
+
+`features` is required, `labels`, `mode`, `params` and `config` are optional,
+and anything else is an error, reported with TensorFlow's own wording. The
+functions are passed only the arguments they name, always by keyword.
+Signatures are read with `inspect.signature`, so plain functions,
+`functools.partial`s, bound methods and callable objects all work.
+"""
+
+import collections.abc
+import functools
+import inspect
+import reprlib
+
+from keras_tpu_estimator import spec as spec_lib
+
+_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
+_INPUT_FN_ARGS = ("params", "mode", "config")
+_RESERVED_PARAMS_KEYS = ["batch_size", "context"]
+
+
+def _parameters(fn, name):
+    """Returns the parameters of `fn` a caller passes by keyword.
+
+    Returns:
+        A pair `(parameters, takes_kwargs)`: the `inspect.Parameter`s that can
+        be passed by keyword, less those a `functools.partial` already binds,
+        and whether `fn` has a `**kwargs` parameter.
+    """
+    if not callable(fn):
+        raise ValueError(f"Argument `{name}` must be callable. Received: {name}={fn!r}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Cannot read the arguments of {name} ({fn}): {error}") from None
+    bound = fn.keywords if isinstance(fn, functools.partial) else {}
+    parameters = []
+    positional_only = []
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+            if parameter.default is inspect.Parameter.empty:
+                positional_only.append(parameter.name)
+        elif parameter.kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.KEYWORD_ONLY,
+        ) and parameter.name not in bound:
+            parameters.append(parameter)
+    if positional_only:
+        raise ValueError(
+            f"{name} ({fn}) has positional-only arguments {positional_only}: "
+            f"the arguments of {name} are passed by keyword."
+        )
+    takes_kwargs = any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
+    )
+    return parameters, takes_kwargs
+
+
+def check_model_fn(model_fn):
+    """Checks the arguments of `model_fn`, as `tf.estimator.Estimator` does.
+
+    Args:
+        model_fn: a callable taking `features` and any of `labels`, `mode`,
+            `params` and `config` by name, or `**kwargs`. Arguments bound by
+            a `functools.partial` do not count.
+
+    Returns:
+        The frozenset of argument names `model_fn` accepts; all five when it
+        takes `**kwargs`.
+
+    Raises:
+        ValueError: if `model_fn` is not callable, does not take `features`,
+            or takes an argument not among the five.
+
+    Example:
+
+    ```python
+    def model_fn(features, labels, mode): ...
+    check_model_fn(model_fn)  # frozenset({"features", "labels", "mode"})
+    ```
+    """
+    parameters, takes_kwargs = _parameters(model_fn, "model_fn")
+    names = [p.name for p in parameters]
+    if takes_kwargs:
+        accepted = frozenset(_MODEL_FN_ARGS)
+    else:
+        accepted = frozenset(n for n in names if n in _MODEL_FN_ARGS)
+    if "features" not in accepted:
+        raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+    unexpected = [n for n in names if n not in _MODEL_FN_ARGS]
+    if unexpected:
+        raise ValueError(
+            f"model_fn ({model_fn}) has following not expected args: {unexpected}"
+        )
+    return accepted
+
+
+def call_model_fn(model_fn, features, labels, mode, params, config):
+    """Calls `model_fn` with the arguments it takes and checks what it returns.
+
+    Args:
+        model_fn: the user's `model_fn` (see `check_model_fn`).
+        features: the features of the batch.
+        labels: the labels of the batch, or None.
+        mode: the `ModeKeys` value of this call.
+        params: the dict passed as `params`.
+        config: the `RunConfig` passed as `config`.
+
+    Returns:
+        The `TPUEstimatorSpec` `model_fn` returned, or the `EstimatorSpec` it
+        returned converted by `as_tpu_spec`, checked by `check_spec`.
+
+    Raises:
+        ValueError: if `model_fn` has unexpected arguments, does not take the
+            `labels` it is given, does not return a spec, or returns one that
+            is incomplete for `mode`.
+
+    Example:
+
+    ```python
+    spec = call_model_fn(model_fn, features, labels, ModeKeys.TRAIN,
+                         params={"batch_size": 64}, config=RunConfig())
+    spec.loss
+    ```
+    """
+    accepted = check_model_fn(model_fn)
+    if labels is not None and "labels" not in accepted:
+        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+    arguments = {
+        "features": features,
+        "labels": labels,
+        "mode": mode,
+        "params": params,
+        "config": config,
+    }
+    result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
+    if not isinstance(result, (spec_lib.EstimatorSpec, spec_lib.TPUEstimatorSpec)):
+        raise ValueError(
+            "model_fn should return an EstimatorSpec or a TPUEstimatorSpec. "
+            f"model_fn ({model_fn}) returned: {reprlib.repr(result)}"
+        )
+    return spec_lib.check_spec(spec_lib.as_tpu_spec(result), mode)
+
+
+def check_params(params):
+    """Checks user `params` and returns a copy the estimator may extend.
+
+    Args:
+        params: None or a dict of hyper-parameters. `"batch_size"` and
+            `"context"` are reserved: the estimator sets them.
+
+    Returns:
+        A new dict (`{}` for None).
+
+    Raises:
+        ValueError: if `params` is not a dict or holds a reserved key.
+
+    Example:
+
+    ```python
+    params = check_params({"learning_rate": 0.1})
+    params["batch_size"] = 64   # the caller's copy
+    ```
+    """
+    if params is None:
+        return {}
+    if not isinstance(params, collections.abc.Mapping):
+        raise ValueError(
+            f"Argument `params` must be None or a dict. Received: params={params!r}"
+        )
+    if any(key in params for key in _RESERVED_PARAMS_KEYS):
+        raise ValueError(
+            f"{_RESERVED_PARAMS_KEYS} are reserved keys but existed in params "
+            f"{params}."
+        )
+    return dict(params)
+
+
+def call_input_fn(input_fn, params, mode, config):
+    """Calls `input_fn` with those of `params`, `mode` and `config` it takes.
+
+    Args:
+        input_fn: a callable taking any of `params`, `mode` and `config` by
+            name (or none of them, or `**kwargs`). Other arguments must have
+            defaults; they are not passed.
+        params: the dict passed as `params` (with `"batch_size"` set by the
+            estimator).
+        mode: the `ModeKeys` value passed as `mode`.
+        config: the `RunConfig` passed as `config`.
+
+    Returns:
+        Whatever `input_fn` returns.
+
+    Raises:
+        ValueError: if `input_fn` is not callable or has a required argument
+            other than `params`, `mode` and `config`.
+
+    Example:
+
+    ```python
+    def input_fn(params):
+        return tf.data.Dataset.range(100).batch(params["batch_size"])
+
+    dataset = call_input_fn(input_fn, {"batch_size": 8}, ModeKeys.TRAIN, config)
+    ```
+    """
+    parameters, takes_kwargs = _parameters(input_fn, "input_fn")
+    arguments = {"params": params, "mode": mode, "config": config}
+    unexpected = [
+        p.name
+        for p in parameters
+        if p.name not in arguments and p.default is inspect.Parameter.empty
+    ]
+    if unexpected:
+        raise ValueError(
+            f"input_fn ({input_fn}) has following not expected args: "
+            f"{unexpected}. input_fn may take any of {list(_INPUT_FN_ARGS)}; "
+            "other arguments need a default value."
+        )
+    if not takes_kwargs:
+        names = {p.name for p in parameters}
+        arguments = {k: v for k, v in arguments.items() if k in names}
+    return input_fn(**arguments)

@@ -1,0 +1,540 @@
+"""EstimatorModel: model_fn / TPUEstimatorSpec through fit, evaluate, predict."""
+
+import jax
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_tpu_estimator as kte
+
+NUM_CLASSES = 3
+
+
+def make_data(n=96, dim=8, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, dim)).astype("float32")
+    w = rng.normal(size=(dim, NUM_CLASSES))
+    y = np.argmax(x @ w, axis=1).astype("int32")
+    return {"x": x}, y
+
+
+def classifier_fn(features, labels, mode, params):
+    hidden = kte.get_or_create_layer(
+        "hidden", lambda: keras.layers.Dense(params.get("hidden", 16), activation="relu")
+    )(features["x"])
+    logits = kte.get_or_create_layer("logits", lambda: keras.layers.Dense(NUM_CLASSES))(hidden)
+    if mode == kte.ModeKeys.PREDICT:
+        return kte.TPUEstimatorSpec(
+            mode, predictions={"class": keras.ops.argmax(logits, -1), "logits": logits}
+        )
+    loss = keras.ops.mean(
+        keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+    )
+    if mode == kte.ModeKeys.EVAL:
+
+        def metric_fn(labels, logits):
+            return {
+                "accuracy": kte.metrics.accuracy(
+                    labels=labels, predictions=keras.ops.argmax(logits, -1)
+                ),
+                "mean_logit": keras.ops.mean(logits),
+            }
+
+        return kte.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [labels, logits]))
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.Adam(0.05))
+
+
+def make_model(model_fn=classifier_fn, iterations_per_loop=4, batch=16, **kwargs):
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=iterations_per_loop))
+    kwargs.setdefault("params", {"hidden": 16})
+    model = kte.EstimatorModel(
+        model_fn,
+        config=config,
+        train_batch_size=batch,
+        eval_batch_size=batch,
+        predict_batch_size=batch,
+        **kwargs,
+    )
+    model.compile()
+    return model
+
+
+class StepRecorder(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.train_batches, self.epochs = [], []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.train_batches.append(batch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs.append(dict(logs))
+
+
+# -- The user's program of the issue, end to end. ----------------------------
+
+
+def test_fit_evaluate_predict_end_to_end():
+    features, labels = make_data()
+    model = make_model()
+    history = model.fit((features, labels), epochs=8, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    results = model.evaluate((features, labels), return_dict=True, verbose=0)
+    assert set(results) == {"loss", "accuracy", "mean_logit"}
+    assert results["accuracy"] > 0.8
+    predictions = model.predict(features, verbose=0)
+    assert predictions["class"].shape == (96,)
+    assert predictions["logits"].shape == (96, NUM_CLASSES)
+
+
+def test_input_fn_returning_a_dataset_reads_params_batch_size():
+    features, labels = make_data()
+    seen = []
+
+    def input_fn(params):
+        seen.append(params["batch_size"])
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(
+            params["batch_size"], drop_remainder=True
+        )
+
+    model = make_model()
+    model.fit(input_fn, epochs=2, verbose=0)
+    assert seen == [16]
+    assert model.evaluate(input_fn, verbose=0, return_dict=True)["accuracy"] >= 0
+
+
+@pytest.mark.parametrize(
+    "input_fn",
+    [
+        lambda: make_data(),
+        lambda params: make_data(),
+        lambda mode: make_data(),
+        lambda params, mode, config: make_data(),
+    ],
+    ids=["no-args", "params", "mode", "params-mode-config"],
+)
+def test_input_fn_may_take_any_of_params_mode_config(input_fn):
+    model = make_model()
+    model.fit(input_fn, epochs=1, verbose=0)
+    assert model.store.trainable_variables
+
+
+def test_input_fn_receives_mode_and_config():
+    received = {}
+
+    def input_fn(mode, config):
+        received[mode] = config
+        return make_data()
+
+    model = make_model()
+    model.fit(input_fn, verbose=0)
+    model.evaluate(input_fn, verbose=0)
+    assert set(received) == {kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL}
+    assert received[kte.ModeKeys.TRAIN] is model.config
+
+
+def test_fit_takes_a_dataset_directly():
+    features, labels = make_data()
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(16)
+    model = make_model()
+    history = model.fit(dataset, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+
+
+def test_predict_takes_a_dataset_of_features():
+    features, _ = make_data(n=40)
+    dataset = tf.data.Dataset.from_tensor_slices(features).batch(16)
+    predictions = make_model().predict(dataset, verbose=0)
+    assert predictions["class"].shape == (40,)
+
+
+# -- params and batch sizes. -------------------------------------------------
+
+
+def test_model_fn_params_carry_global_batch_size_and_use_tpu():
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        seen.append((params["batch_size"], features["x"].shape[0], params["use_tpu"]))
+        return classifier_fn(features, labels, mode, params)
+
+    features, labels = make_data()
+    make_model(model_fn).fit((features, labels), verbose=0)
+    assert seen and all(b == n == 16 and use_tpu for b, n, use_tpu in seen)
+
+
+def test_input_fn_params_have_no_use_tpu_and_keep_user_params():
+    seen = {}
+
+    def input_fn(params):
+        seen.update(params)
+        return make_data()
+
+    make_model(params={"hidden": 8}).fit(input_fn, verbose=0)
+    assert seen == {"hidden": 8, "batch_size": 16}
+
+
+@pytest.mark.parametrize("name", ["train_batch_size", "eval_batch_size", "predict_batch_size"])
+def test_batch_size_must_divide_over_replicas(name):
+    with pytest.raises(ValueError, match=rf"`{name}` \(12\) must be divisible .* \(8\)"):
+        kte.EstimatorModel(classifier_fn, **{name: 12})
+
+
+@pytest.mark.parametrize("key", ["batch_size", "context"])
+def test_reserved_params_keys_are_rejected(key):
+    with pytest.raises(ValueError, match="are reserved keys"):
+        kte.EstimatorModel(classifier_fn, params={key: 1})
+
+
+def test_model_fn_with_unexpected_argument_is_rejected():
+    def model_fn(features, foo):
+        return None
+
+    with pytest.raises(ValueError, match=r"not expected args: \['foo'\]"):
+        kte.EstimatorModel(model_fn)
+
+
+# -- The variable store. -----------------------------------------------------
+
+
+def test_variables_are_named_by_scope_path():
+    def model_fn(features, labels, mode):
+        with kte.variable_scope("encoder"):
+            x = kte.get_or_create_layer("hidden", lambda: keras.layers.Dense(4))(features)
+            bias = kte.get_variable("bias", shape=(4,), initializer="zeros")
+        loss = keras.ops.mean(keras.ops.square(x + bias - labels))
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+
+    model = make_model(model_fn, params=None)
+    model.fit((np.ones((32, 2), "float32"), np.zeros((32, 4), "float32")), verbose=0)
+    assert sorted(model.store.variables_by_name()) == [
+        "encoder/bias",
+        "encoder/hidden/bias",
+        "encoder/hidden/kernel",
+    ]
+
+
+def test_later_calls_reuse_the_same_layers_and_weights():
+    model = make_model()
+    features, labels = make_data()
+    model.fit((features, labels), verbose=0)
+    layers_before = dict(model.store.created_layers)
+    kernel = model.store.variables_by_name()["hidden/kernel"]
+    model.evaluate((features, labels), verbose=0)
+    model.predict(features, verbose=0)
+    assert model.store.created_layers == layers_before
+    assert model.store.variables_by_name()["hidden/kernel"] is kernel
+
+
+def test_predictions_use_the_trained_weights():
+    features, labels = make_data()
+    model = make_model()
+    model.fit((features, labels), epochs=3, verbose=0)
+    kernel = {k: np.asarray(v.value) for k, v in model.store.variables_by_name().items()}
+    hidden = np.maximum(features["x"] @ kernel["hidden/kernel"] + kernel["hidden/bias"], 0)
+    logits = hidden @ kernel["logits/kernel"] + kernel["logits/bias"]
+    np.testing.assert_allclose(model.predict(features, verbose=0)["logits"], logits, atol=1e-4)
+
+
+def test_get_variable_shape_mismatch_is_an_error():
+    def model_fn(features, labels, mode):
+        kte.get_variable("w", shape=(2,))
+        w = kte.get_variable("w", shape=(3,))
+        return kte.TPUEstimatorSpec(mode, predictions=features * w)
+
+    with pytest.raises(ValueError, match=r"share variable w.*\(3,\).*\(2,\)"):
+        make_model(model_fn, params=None).predict(np.ones((16, 3), "float32"), verbose=0)
+
+
+def test_store_functions_outside_model_fn_raise():
+    with pytest.raises(RuntimeError, match="inside a model_fn"):
+        kte.get_variable("w", shape=(1,))
+
+
+def bn_fn(features, labels, mode):
+    x = kte.get_or_create_layer(
+        "bn", lambda: keras.layers.BatchNormalization(momentum=0.5)
+    )(features)
+    if mode == kte.ModeKeys.PREDICT:
+        return kte.TPUEstimatorSpec(mode, predictions=x)
+    loss = keras.ops.mean(keras.ops.square(x - labels))
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.0))
+
+
+def test_batch_norm_statistics_update_in_train_mode_only():
+    x = np.full((32, 2), 4.0, "float32")
+    model = make_model(bn_fn, params=None, iterations_per_loop=1)
+    model.fit((x, x), shuffle=False, verbose=0)
+    moving_mean = model.store.variables_by_name()["bn/moving_mean"]
+    # Two steps with momentum 0.5 from 0 towards 4: 2, then 3 (no build update).
+    np.testing.assert_allclose(moving_mean.value, [3.0, 3.0])
+    model.evaluate((x, x), verbose=0)
+    model.predict(x, verbose=0)
+    np.testing.assert_allclose(moving_mean.value, [3.0, 3.0])
+
+
+def test_dropout_is_active_in_training_only():
+    def model_fn(features, labels, mode):
+        x = kte.get_or_create_layer("drop", lambda: keras.layers.Dropout(0.5, seed=1))(features)
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        if mode == kte.ModeKeys.PREDICT:
+            return kte.TPUEstimatorSpec(mode, predictions=x * w)
+        zeros = keras.ops.mean(keras.ops.cast(keras.ops.equal(x, 0.0), "float32"))
+        return kte.TPUEstimatorSpec(
+            mode, loss=zeros * w, train_op=keras.optimizers.SGD(0.0)
+        )
+
+    x = np.ones((64, 4), "float32")
+    model = make_model(model_fn, params=None)
+    history = model.fit((x, x), verbose=0)
+    assert 0.3 < history.history["loss"][0] < 0.7
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+
+
+# -- Optimizers and the global step. ------------------------------------------
+
+
+def linear_fn(train_op):
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        loss = keras.ops.mean(features) * w
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op())
+
+    return model_fn
+
+
+def test_train_op_none_uses_the_compiled_optimizer():
+    model = make_model(linear_fn(lambda: None), params=None)
+    model.compile(optimizer=keras.optimizers.SGD(0.5))
+    model.fit((np.ones((16, 1), "float32"), None), verbose=0)
+    np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 0.5)
+
+
+def test_train_op_none_without_compiled_optimizer_is_an_error():
+    model = make_model(linear_fn(lambda: None), params=None)
+    with pytest.raises(ValueError, match="compile\\(optimizer=...\\)"):
+        model.fit((np.ones((16, 1), "float32"), None), verbose=0)
+
+
+def test_optimizer_from_model_fn_is_taken_once_and_keeps_its_state():
+    model = make_model(linear_fn(lambda: keras.optimizers.SGD(0.1)), params=None)
+    model.fit((np.ones((64, 1), "float32"), None), verbose=0)
+    optimizer = model._train_optimizer
+    model.fit((np.ones((64, 1), "float32"), None), verbose=0)
+    assert model._train_optimizer is optimizer
+    assert int(optimizer.iterations.value) == 8
+    np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1 - 8 * 0.1, atol=1e-6)
+
+
+def test_learning_rate_from_global_step_takes_effect_every_step():
+    def train_op():
+        step = kte.get_global_step()
+        return keras.optimizers.SGD(keras.ops.where(step < 3, 0.0, 1.0))
+
+    model = make_model(linear_fn(train_op), params=None, iterations_per_loop=5)
+    model.fit((np.ones((80, 1), "float32"), None), shuffle=False, verbose=0)
+    # Five steps in one on-device loop: steps 0-2 at rate 0, steps 3-4 at 1.
+    np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1 - 2.0)
+
+
+def test_missing_loss_in_train_mode_is_an_error():
+    def model_fn(features, labels, mode):
+        return kte.TPUEstimatorSpec(mode, predictions=features)
+
+    with pytest.raises(ValueError, match="loss"):
+        make_model(model_fn, params=None).fit((np.ones((16, 1), "float32"), None), verbose=0)
+
+
+def test_non_scalar_loss_is_an_error():
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        return kte.TPUEstimatorSpec(mode, loss=features * w, train_op=keras.optimizers.SGD(1.0))
+
+    with pytest.raises(ValueError, match="must be a scalar"):
+        make_model(model_fn, params=None).fit((np.ones((16, 1), "float32"), None), verbose=0)
+
+
+def test_fit_before_compile_is_an_error():
+    model = kte.EstimatorModel(classifier_fn, train_batch_size=16)
+    with pytest.raises(ValueError, match="compile"):
+        model.fit(make_data(), verbose=0)
+
+
+# -- The on-device loop. -----------------------------------------------------
+
+
+def test_iterations_per_loop_sets_steps_per_execution():
+    assert make_model(iterations_per_loop=7).steps_per_execution == 7
+
+
+def test_callbacks_see_each_loop_and_a_short_final_loop():
+    recorder = StepRecorder()
+    features, labels = make_data(n=160)  # 10 steps of 16.
+    make_model(iterations_per_loop=4).fit(
+        (features, labels), callbacks=[recorder], verbose=0
+    )
+    assert recorder.train_batches == [3, 7, 9]
+
+
+def test_loop_length_does_not_change_how_often_model_fn_is_traced():
+    def counting(counter):
+        def model_fn(features, labels, mode, params):
+            counter.append(mode)
+            return classifier_fn(features, labels, mode, params)
+
+        return model_fn
+
+    traces = {}
+    for n in (2, 20):
+        counter = []
+        make_model(counting(counter), iterations_per_loop=n).fit(
+            make_data(n=16 * 20), verbose=0
+        )
+        traces[n] = len(counter)
+    # One symbolic build call, then one trace of the loop program.
+    assert traces[2] == traces[20] == 2
+
+
+def test_the_loop_is_one_compiled_scan():
+    model = make_model(iterations_per_loop=5)
+    model.fit(make_data(n=80), verbose=0)
+    state = model._read_state(kte.ModeKeys.TRAIN)
+    chunk = jax.tree.map(
+        lambda a: np.zeros((5, 16) + a.shape[1:], a.dtype), make_data(n=1)
+    )
+    text = model._loop(kte.ModeKeys.TRAIN, True).lower(state, chunk).as_text()
+    assert text.count("stablehlo.while") == 1
+
+
+def test_memory_budget_splits_the_loop():
+    recorder = StepRecorder()
+    features, labels = make_data(n=160)
+    batch_bytes = 16 * (8 * 4 + 4)
+    model = make_model(iterations_per_loop=10, max_loop_bytes=3 * batch_bytes)
+    model.fit((features, labels), callbacks=[recorder], verbose=0)
+    assert recorder.train_batches == [2, 5, 8, 9]
+
+
+def test_time_based_iterations_per_loop_measures_step_time():
+    model = make_model(iterations_per_loop="1s")
+    model.fit(make_data(n=16 * 40), verbose=0)
+    assert model.steps_per_execution > 1
+
+
+def test_epochs_and_steps_per_epoch():
+    recorder = StepRecorder()
+    make_model(iterations_per_loop=2).fit(
+        make_data(n=160), epochs=3, steps_per_epoch=5, callbacks=[recorder], verbose=0
+    )
+    assert len(recorder.epochs) == 3
+    assert recorder.train_batches == [1, 3, 4] * 3
+
+
+def test_endless_dataset_needs_steps_per_epoch():
+    dataset = tf.data.Dataset.from_tensor_slices(make_data()).batch(16).repeat()
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        make_model().fit(dataset, verbose=0)
+
+
+def test_endless_dataset_continues_across_epochs():
+    seen = []
+
+    class Probe(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(logs["loss"])
+
+    dataset = tf.data.Dataset.from_tensor_slices(make_data()).batch(16).repeat()
+    make_model().fit(dataset, epochs=2, steps_per_epoch=8, callbacks=[Probe()], verbose=0)
+    assert len(seen) == 2
+
+
+# -- Evaluation. -------------------------------------------------------------
+
+
+def test_evaluate_counts_every_example_once():
+    features, labels = make_data(n=100)  # 6 batches of 16 and one of 4.
+    model = make_model()
+    model.fit((features, labels), verbose=0)
+    logits = model.predict(features, verbose=0)["logits"]
+    per_example = keras.ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+    results = model.evaluate((features, labels), return_dict=True, verbose=0)
+    np.testing.assert_allclose(results["loss"], np.mean(per_example), rtol=1e-5)
+    np.testing.assert_allclose(
+        results["accuracy"], np.mean(np.argmax(logits, -1) == labels), rtol=1e-6
+    )
+    np.testing.assert_allclose(results["mean_logit"], np.mean(logits), rtol=1e-4, atol=1e-6)
+
+
+def test_evaluate_counts_a_short_dataset_batch_once():
+    features, labels = make_data(n=100)
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(16)
+    model = make_model()
+    by_arrays = model.evaluate((features, labels), return_dict=True, verbose=0)
+    by_dataset = model.evaluate(dataset, return_dict=True, verbose=0)
+    assert by_dataset == pytest.approx(by_arrays, rel=1e-5)
+
+
+def test_metric_fn_takes_a_dict_of_tensors():
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        predictions = features[:, 0] * w
+        loss = keras.ops.mean(keras.ops.square(predictions - labels))
+        metrics = (
+            lambda labels, predictions: {
+                "mse": kte.metrics.mean_squared_error(labels, predictions),
+                "mae": kte.metrics.keras_metric(keras.metrics.MeanAbsoluteError, labels, predictions),
+            },
+            {"labels": labels, "predictions": predictions},
+        )
+        return kte.TPUEstimatorSpec(mode, loss=loss, eval_metrics=metrics)
+
+    x = np.arange(40, dtype="float32").reshape(40, 1)
+    y = np.zeros(40, "float32")
+    results = make_model(model_fn, params=None).evaluate((x, y), return_dict=True, verbose=0)
+    assert results["mse"] == pytest.approx(np.mean(x[:, 0] ** 2))
+    assert results["mae"] == pytest.approx(np.mean(x[:, 0]))
+    assert results["loss"] == pytest.approx(results["mse"])
+
+
+def test_evaluate_returns_a_list_loss_first_without_return_dict():
+    features, labels = make_data()
+    results = make_model().evaluate((features, labels), verbose=0)
+    assert len(results) == 3 and results[0] > 0
+
+
+def test_evaluate_steps_limits_the_batches():
+    x = np.arange(64, dtype="float32").reshape(64, 1)
+    model = make_model(linear_fn(lambda: None), params=None)
+    assert model.evaluate((x, None), steps=1, verbose=0) == pytest.approx(np.mean(x[:16]))
+
+
+# -- Prediction. -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 16, 37, 100])
+def test_predict_returns_exactly_the_examples_given_in_order(n):
+    def model_fn(features, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        return kte.TPUEstimatorSpec(mode, predictions=features[:, 0] * w)
+
+    x = np.arange(n, dtype="float32").reshape(n, 1)
+    np.testing.assert_array_equal(make_model(model_fn, params=None).predict(x, verbose=0), x[:, 0])
+
+
+def test_predictions_have_no_padding_key():
+    predictions = make_model().predict(make_data(n=20)[0], verbose=0)
+    assert set(predictions) == {"class", "logits"}
+
+
+# -- Distribution. -----------------------------------------------------------
+
+
+def test_data_parallel_over_all_devices_by_default():
+    model = make_model()
+    assert isinstance(model.distribution, keras.distribution.DataParallel)
+    assert model.num_replicas == jax.device_count() == 8
+    model.fit(make_data(), verbose=0)
+    kernel = model.store.variables_by_name()["hidden/kernel"].value
+    assert kernel.sharding.is_fully_replicated
+    assert len(kernel.sharding.device_set) == 8
