@@ -72,7 +72,10 @@ def model_fn(features, labels, mode, params):
     # The learning rate decays with the global step, as TF1 programs do it.
     step = keras.ops.cast(kte.get_global_step(), "float32")
     learning_rate = params["learning_rate"] * 0.5 ** (step / 500.0)
-    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.Adam(learning_rate))
+    # Keras optimizers take a float, a schedule or a callable: a callable
+    # makes the rate computed here take effect on every step.
+    optimizer = keras.optimizers.Adam(lambda: learning_rate)
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer)
 
 
 def main():

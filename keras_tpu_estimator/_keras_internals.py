@@ -65,3 +65,28 @@ def current_scope_path():
     from keras.src.backend.common.name_scope import current_path
 
     return current_path()
+
+
+def traced_learning_rate(optimizer):
+    """The rate of an optimizer given `learning_rate=callable`, evaluated now.
+
+    Returns None for a float rate (a variable that callbacks may change) or a
+    `LearningRateSchedule` (evaluated by the optimizer at its own step).
+    """
+    import keras
+
+    rate = optimizer._learning_rate
+    if isinstance(rate, (keras.Variable, keras.optimizers.schedules.LearningRateSchedule)):
+        return None
+    return rate() if callable(rate) else None
+
+
+@contextlib.contextmanager
+def learning_rate_override(optimizer, rate):
+    """Makes `optimizer` apply with `rate` (e.g. a tracer) inside the block."""
+    saved = optimizer._learning_rate
+    optimizer._learning_rate = lambda: rate
+    try:
+        yield
+    finally:
+        optimizer._learning_rate = saved

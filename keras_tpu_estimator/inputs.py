@@ -189,7 +189,8 @@ class BatchSource:
 
         The batch size is `batch_size` when given, else the size of the first
         batch. With `resume`, reading continues where the previous call
-        stopped (for `steps_per_epoch` over a long or repeated dataset).
+        stopped (for `steps_per_epoch` over a long or repeated dataset),
+        and starts over once the input is exhausted.
 
         Raises:
             ValueError: if a batch is larger than the batch size.
@@ -226,6 +227,8 @@ class BatchSource:
                     pending = []
             if max_steps is not None and taken >= max_steps:
                 break
+        else:
+            self._iterator = None  # Exhausted: a resumed read starts over.
         if pending:
             yield _stack(pending)
 

@@ -14,6 +14,7 @@ Each step is a pure JAX function of the variables' values, and
 program, a `jax.lax.scan` over that many stacked batches.
 """
 
+import contextlib
 import time
 
 import jax
@@ -233,7 +234,7 @@ class EstimatorModel(keras.Model):
         self.built = True
 
     def _build_training(self, spec):
-        if tuple(spec.loss.shape) != ():
+        if tuple(spec.loss.shape) not in ((), (1,)):
             raise ValueError(
                 f"The loss returned by model_fn must be a scalar. Received "
                 f"shape: {tuple(spec.loss.shape)}"
@@ -255,6 +256,8 @@ class EstimatorModel(keras.Model):
         if self._train_optimizer is None:
             self._train_optimizer = optimizer
             optimizer.build(self.store.trainable_variables)
+            # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
+            self.optimizer = optimizer
 
     def _build_evaluation(self, spec):
         for name, value in self._metric_values(spec).items():
@@ -325,18 +328,21 @@ class EstimatorModel(keras.Model):
             spec, new_non_trainable = self._run(
                 trainable, non_trainable, features, labels, TRAIN, step
             )
-            return spec.loss, (new_non_trainable, _learning_rate_of(spec.train_op))
+            rate = None
+            if isinstance(spec.train_op, keras.optimizers.Optimizer):
+                rate = _keras_internals.traced_learning_rate(spec.train_op)
+            return jnp.reshape(spec.loss, ()), (new_non_trainable, rate)
 
         (loss, (non_trainable, learning_rate)), grads = jax.value_and_grad(
             loss_fn, has_aux=True
         )(trainable)
-        optimizer_values = list(optimizer_values)
-        if learning_rate is not None and isinstance(optimizer.learning_rate, keras.Variable):
-            i = _index(optimizer.variables, optimizer.learning_rate)
-            optimizer_values[i] = jnp.asarray(learning_rate, optimizer_values[i].dtype)
-        trainable, optimizer_values = optimizer.stateless_apply(
-            optimizer_values, grads, trainable
-        )
+        # A rate given as a callable is computed from this step's global step.
+        with _keras_internals.learning_rate_override(optimizer, learning_rate) if (
+            learning_rate is not None
+        ) else contextlib.nullcontext():
+            trainable, optimizer_values = optimizer.stateless_apply(
+                optimizer_values, grads, trainable
+            )
         return (trainable, non_trainable, optimizer_values), loss
 
     def test_step(self, state, data):
@@ -348,7 +354,7 @@ class EstimatorModel(keras.Model):
         count = jnp.asarray(_leading_dim(features), "float32")
         values = self._metric_values(spec)
         metrics = [self._eval_loss] + list(self._eval_metrics.values())
-        updates = [((spec.loss,), {"sample_weight": count})]
+        updates = [((jnp.reshape(spec.loss, ()),), {"sample_weight": count})]
         for name in self._eval_metrics:
             value = values[name]
             if isinstance(value, MetricUpdate):
@@ -525,7 +531,11 @@ class EstimatorModel(keras.Model):
             raise ValueError(
                 "The training input is endless (repeated): give `steps_per_epoch`."
             )
-        resume = {"resume": True} if isinstance(source, inputs_lib.BatchSource) else {}
+        resume = (
+            {"resume": steps_per_epoch is not None}
+            if isinstance(source, inputs_lib.BatchSource)
+            else {}
+        )
         verbose = 1 if verbose == "auto" else verbose
         callbacks = keras.callbacks.CallbackList(
             callbacks,
@@ -726,18 +736,6 @@ def _index(variables, variable):
         if v is variable:
             return i
     raise ValueError(f"{variable.path} is not one of the optimizer's variables.")
-
-
-def _learning_rate_of(train_op):
-    """The learning rate a `train_op` optimizer built in this trace asks for.
-
-    A fixed or step-dependent value is returned; a schedule or callable is
-    left to the persistent optimizer, which evaluates it at its own step.
-    """
-    if not isinstance(train_op, keras.optimizers.Optimizer):
-        return None
-    rate = train_op.learning_rate
-    return rate.value if isinstance(rate, keras.Variable) else None
 
 
 def _leading_dim(tree):

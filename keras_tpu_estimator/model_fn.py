@@ -40,7 +40,9 @@ def _parameters(fn, name):
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"Cannot read the arguments of {name} ({fn}): {error}") from None
+        raise ValueError(
+            f"Cannot read the arguments of {name} ({fn}): {error}"
+        ) from None
     bound = fn.keywords if isinstance(fn, functools.partial) else {}
     parameters = []
     positional_only = []
@@ -48,10 +50,14 @@ def _parameters(fn, name):
         if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
             if parameter.default is inspect.Parameter.empty:
                 positional_only.append(parameter.name)
-        elif parameter.kind in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            inspect.Parameter.KEYWORD_ONLY,
-        ) and parameter.name not in bound:
+        elif (
+            parameter.kind
+            in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                inspect.Parameter.KEYWORD_ONLY,
+            )
+            and parameter.name not in bound
+        ):
             parameters.append(parameter)
     if positional_only:
         raise ValueError(

@@ -156,12 +156,6 @@ def get_or_create_layer(name, factory):
             f"The factory of get_or_create_layer('{path}') must return a "
             f"keras.layers.Layer. It returned: {layer!r}"
         )
-    if layer.built:
-        raise ValueError(
-            f"The factory of get_or_create_layer('{path}') returned a layer "
-            "that is already built; return a new layer so that its "
-            "variables are named after its scope path."
-        )
     layer.name = name
     _keras_internals.pin_layer_path(layer, parent)
     context.store.created_layers[path] = layer

@@ -330,7 +330,7 @@ def test_optimizer_from_model_fn_is_taken_once_and_keeps_its_state():
 def test_learning_rate_from_global_step_takes_effect_every_step():
     def train_op():
         step = kte.get_global_step()
-        return keras.optimizers.SGD(keras.ops.where(step < 3, 0.0, 1.0))
+        return keras.optimizers.SGD(lambda: keras.ops.where(step < 3, 0.0, 1.0))
 
     model = make_model(linear_fn(train_op), params=None, iterations_per_loop=5)
     model.fit((np.ones((80, 1), "float32"), None), shuffle=False, verbose=0)
@@ -483,7 +483,9 @@ def test_metric_fn_takes_a_dict_of_tensors():
         metrics = (
             lambda labels, predictions: {
                 "mse": kte.metrics.mean_squared_error(labels, predictions),
-                "mae": kte.metrics.keras_metric(keras.metrics.MeanAbsoluteError, labels, predictions),
+                "mae": kte.metrics.keras_metric(
+                    keras.metrics.MeanAbsoluteError, labels[:, None], predictions[:, None]
+                ),
             },
             {"labels": labels, "predictions": predictions},
         )
