@@ -78,3 +78,9 @@ def put_batches(tree, distribution, stacked, divisible=True):
         ),
         tree,
     )
+
+
+def put_replicated(tree, distribution):
+    """Places a tree of host arrays, whole, on every device of the mesh."""
+    sharding = NamedSharding(distribution.device_mesh.backend_mesh, PartitionSpec())
+    return jax.tree.map(lambda a: jax.device_put(a, sharding), tree)

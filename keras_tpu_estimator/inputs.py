@@ -119,8 +119,12 @@ class ArraySource:
         self.data = (features, labels)
         self.num_examples = sizes.pop()
 
+    @property
+    def nbytes(self):
+        return _nbytes(self.data)
+
     def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
-               max_bytes=None, rng=None):
+               max_bytes=None, rng=None, indices=False):
         """Yields `Chunk`s of up to `steps` batches of `batch_size` examples.
 
         Args:
@@ -132,24 +136,32 @@ class ArraySource:
             max_steps: stop after this many batches.
             max_bytes: split chunks so one holds at most this many bytes.
             rng: a `numpy.random.Generator` for the shuffle.
+            indices: yield the example indices `[steps, batch]` (int32)
+                instead of the data, for data that already lives on the
+                devices (only with `remainder="drop"`).
         """
         full, rest = divmod(self.num_examples, batch_size)
         if max_steps is not None and max_steps < full:
             full, rest = max_steps, 0
         order = (rng or np.random.default_rng()).permutation(self.num_examples) if shuffle else None
-        one_batch = jax.tree.map(lambda a: a[:batch_size], self.data)
-        steps = steps_within_budget(steps, one_batch, max_bytes)
+        if not indices:
+            one_batch = jax.tree.map(lambda a: a[:batch_size], self.data)
+            steps = steps_within_budget(steps, one_batch, max_bytes)
         for start in range(0, full, steps):
             count = min(steps, full - start)
             lo, hi = start * batch_size, (start + count) * batch_size
-            if order is None:
+            if indices:
+                index = np.arange(lo, hi) if order is None else order[lo:hi]
+                yield Chunk(index.reshape(count, batch_size).astype("int32"), count, hi - lo, True)
+            elif order is None:
                 data = jax.tree.map(
                     lambda a: a[lo:hi].reshape((count, batch_size) + a.shape[1:]), self.data
                 )
+                yield Chunk(data, count, hi - lo, True)
             else:
                 index = order[lo:hi].reshape(count, batch_size)
-                data = jax.tree.map(lambda a: np.take(a, index, axis=0), self.data)
-            yield Chunk(data, count, count * batch_size, True)
+                yield Chunk(jax.tree.map(lambda a: np.take(a, index, axis=0), self.data),
+                            count, hi - lo, True)
         if rest and remainder != DROP:
             lo = full * batch_size
             index = order[lo:] if order is not None else slice(lo, None)

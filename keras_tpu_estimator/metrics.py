@@ -133,19 +133,28 @@ class _OneMinusMean(keras.metrics.Mean):
         return 1.0 - super().result()
 
 
-class _TrapezoidalPRAUC(keras.metrics.AUC):
-    """PR-AUC by the trapezoidal rule on (recall, precision), as TF1 does.
+class _TF1PRAUC(keras.metrics.AUC):
+    """PR-AUC summed as TF1 sums it for 'trapezoidal', 'minoring', 'majoring'.
 
-    Keras's `summation_method='interpolation'` for PR is TF1's
-    'careful_interpolation'; TF1's 'trapezoidal' PR curve is this one.
+    TF1 computes `precision = (tp + 1e-7) / (tp + fp + 1e-7)` (1, not 0, where
+    nothing is predicted positive) and, for 'trapezoidal', applies the
+    trapezoidal rule to (recall, precision). Keras's 'interpolation' for PR is
+    TF1's 'careful_interpolation', which the plain `keras.metrics.AUC` serves.
     """
 
     def result(self):
         epsilon = 1e-7
         tp, fp, fn = self.true_positives, self.false_positives, self.false_negatives
-        recall = (tp + epsilon) / (tp + fn + epsilon)
-        precision = (tp + epsilon) / (tp + fp + epsilon)
-        return ops.sum((recall[:-1] - recall[1:]) * (precision[:-1] + precision[1:]) / 2.0)
+        x = (tp + epsilon) / (tp + fn + epsilon)
+        y = (tp + epsilon) / (tp + fp + epsilon)
+        method = getattr(self.summation_method, "value", self.summation_method)
+        if method == "minoring":
+            heights = ops.minimum(y[:-1], y[1:])
+        elif method == "majoring":
+            heights = ops.maximum(y[:-1], y[1:])
+        else:  # TF1's 'trapezoidal'.
+            heights = (y[:-1] + y[1:]) / 2.0
+        return ops.sum((x[:-1] - x[1:]) * heights)
 
 
 class _PrecisionAtThresholds(keras.metrics.Precision):
@@ -527,8 +536,8 @@ def auc(labels, predictions, weights=None, num_thresholds=200,
     else:
         thresholds = _check_thresholds(fn, thresholds)
     metric_class = keras.metrics.AUC
-    if curve == "PR" and summation_method == "trapezoidal":
-        metric_class = _TrapezoidalPRAUC
+    if curve == "PR" and summation_method != "careful_interpolation":
+        metric_class = _TF1PRAUC
     factory = functools.partial(
         metric_class,
         num_thresholds=num_thresholds,

@@ -36,6 +36,7 @@ from keras_tpu_estimator.spec import ModeKeys
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
 _DEFAULT_LOOP_BYTES = 1 << 30
+_DEFAULT_RESIDENT_BYTES = 1 << 29
 
 
 class EstimatorModel(keras.Model):
@@ -57,6 +58,10 @@ class EstimatorModel(keras.Model):
         use_tpu: passed to `model_fn` as `params['use_tpu']`.
         max_loop_bytes: the most input bytes one on-device loop may stack;
             longer loops are split into shorter ones. Defaults to 1 GiB.
+        max_resident_bytes: training arrays up to this size are copied to
+            every device once per `fit`, and each loop receives only the
+            shuffled example indices: batches are gathered on the devices.
+            Defaults to 512 MiB; 0 turns it off.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Raises:
@@ -93,6 +98,7 @@ class EstimatorModel(keras.Model):
         predict_batch_size=None,
         use_tpu=True,
         max_loop_bytes=_DEFAULT_LOOP_BYTES,
+        max_resident_bytes=_DEFAULT_RESIDENT_BYTES,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -118,6 +124,7 @@ class EstimatorModel(keras.Model):
             distribute.check_batch_size(name, value, self.num_replicas)
             self._batch_sizes[mode] = value
         self.max_loop_bytes = max_loop_bytes
+        self.max_resident_bytes = max_resident_bytes
         self.store = scope.VariableStore()
         self._built_modes = set()
         self._train_optimizer = None
@@ -385,19 +392,34 @@ class EstimatorModel(keras.Model):
     # ------------------------------------------------------------------
     # Compiled loops.
 
-    def _loop(self, mode, stacked):
-        """The compiled program for `mode`: a scan over stacked batches."""
-        key = (mode, stacked)
+    def _loop(self, mode, kind):
+        """The compiled program for `mode`.
+
+        `kind` is `"stacked"` (a scan over stacked batches), `"indexed"` (a
+        scan over example indices into data resident on the devices) or
+        `"single"` (one step on one batch).
+        """
+        key = (mode, kind)
         if key not in self._jitted:
             step = {TRAIN: self.train_step, EVAL: self.test_step, PREDICT: self.predict_step}[mode]
-            if stacked:
+            if kind == "stacked":
                 def program(state, chunk):
                     return jax.lax.scan(step, state, chunk)
+            elif kind == "indexed":
+                def program(state, data, index):
+                    def gathered_step(state, rows):
+                        return step(state, jax.tree.map(lambda a: self._gather(a, rows), data))
+
+                    return jax.lax.scan(gathered_step, state, index)
             else:
                 program = step
             donate = (0,) if mode == TRAIN else ()
             self._jitted[key] = jax.jit(program, donate_argnums=donate)
         return self._jitted[key]
+
+    def _gather(self, array, rows):
+        sharding = distribute.batch_sharding(self.distribution, array.ndim, stacked=False)
+        return jax.lax.with_sharding_constraint(array[rows], sharding)
 
     def _read_state(self, mode):
         t_vars, nt_vars = self._store_variables()
@@ -422,11 +444,18 @@ class EstimatorModel(keras.Model):
         metrics = [self._eval_loss] + list(self._eval_metrics.values())
         return [v for m in metrics for v in m.variables]
 
-    def _run_chunk(self, mode, chunk):
-        """Runs one chunk; returns the per-step outputs (stacked)."""
+    def _run_chunk(self, mode, chunk, resident=None):
+        """Runs one chunk; returns the per-step outputs (stacked).
+
+        With `resident` data, the chunk holds example indices into it.
+        """
         with self.distribution.scope():
             state = self._read_state(mode)
-            state, outputs = self._loop(mode, chunk.stacked)(state, chunk.data)
+            if resident is not None:
+                state, outputs = self._loop(mode, "indexed")(state, resident, chunk.data)
+            else:
+                kind = "stacked" if chunk.stacked else "single"
+                state, outputs = self._loop(mode, kind)(state, chunk.data)
             if mode != PREDICT:
                 self._write_state(mode, state)
         return outputs
@@ -467,16 +496,22 @@ class EstimatorModel(keras.Model):
         distribute.check_batch_size(name, batch_size, self.num_replicas)
         return batch_size
 
-    def _first_chunk(self, chunks, mode):
+    def _first_chunk(self, chunks, mode, resident=None):
         """Peeks the first chunk and builds `mode` from it."""
         try:
             first = next(chunks)
         except StopIteration:
             return None
-        sample = jax.tree.map(
-            lambda a: jax.ShapeDtypeStruct(a.shape[1:] if first.stacked else a.shape, a.dtype),
-            first.data,
-        )
+        if resident is not None:
+            rows = first.data.shape[1]
+            sample = jax.tree.map(
+                lambda a: jax.ShapeDtypeStruct((rows,) + a.shape[1:], a.dtype), resident
+            )
+        else:
+            sample = jax.tree.map(
+                lambda a: jax.ShapeDtypeStruct(a.shape[1:] if first.stacked else a.shape, a.dtype),
+                first.data,
+            )
         self._build_mode(mode, sample)
         return first
 
@@ -548,6 +583,9 @@ class EstimatorModel(keras.Model):
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
+        resident = self._resident_data(source)
+        if resident is not None:
+            resume["indices"] = True
         self.stop_training = False
         callbacks.on_train_begin()
         logs = {}
@@ -566,11 +604,11 @@ class EstimatorModel(keras.Model):
                 **resume,
             )
             with chunks:
-                chunk = self._first_chunk(chunks, TRAIN)
+                chunk = self._first_chunk(chunks, TRAIN, resident)
                 while chunk is not None:
                     callbacks.on_train_batch_begin(step)
                     started = time.perf_counter()
-                    losses = np.asarray(self._run_chunk(TRAIN, chunk))
+                    losses = np.asarray(self._run_chunk(TRAIN, chunk, resident))
                     self._tune_loop_steps(chunk.steps, time.perf_counter() - started)
                     step += chunk.steps
                     loss_sum += float(losses.sum())
@@ -598,6 +636,16 @@ class EstimatorModel(keras.Model):
 
     def _loop_steps(self):
         return self.steps_per_execution
+
+    def _resident_data(self, source):
+        """Training arrays placed on every device once, or None."""
+        if (
+            not isinstance(source, inputs_lib.ArraySource)
+            or jax.process_count() > 1
+            or source.nbytes > self.max_resident_bytes
+        ):
+            return None
+        return distribute.put_replicated(source.data, self.distribution)
 
     def _tune_loop_steps(self, steps, seconds):
         """With a time-based `iterations_per_loop`, sizes loops from step time.

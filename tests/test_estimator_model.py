@@ -403,7 +403,7 @@ def test_the_loop_is_one_compiled_scan():
     chunk = jax.tree.map(
         lambda a: np.zeros((5, 16) + a.shape[1:], a.dtype), make_data(n=1)
     )
-    text = model._loop(kte.ModeKeys.TRAIN, True).lower(state, chunk).as_text()
+    text = model._loop(kte.ModeKeys.TRAIN, "stacked").lower(state, chunk).as_text()
     assert text.count("stablehlo.while") == 1
 
 
@@ -411,9 +411,23 @@ def test_memory_budget_splits_the_loop():
     recorder = StepRecorder()
     features, labels = make_data(n=160)
     batch_bytes = 16 * (8 * 4 + 4)
-    model = make_model(iterations_per_loop=10, max_loop_bytes=3 * batch_bytes)
+    model = make_model(
+        iterations_per_loop=10, max_loop_bytes=3 * batch_bytes, max_resident_bytes=0
+    )
     model.fit((features, labels), callbacks=[recorder], verbose=0)
     assert recorder.train_batches == [2, 5, 8, 9]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_arrays_resident_on_devices_train_like_streamed_arrays(shuffle):
+    weights = []
+    for resident_bytes in (0, 1 << 20):
+        keras.utils.set_random_seed(0)
+        model = make_model(max_resident_bytes=resident_bytes)
+        model.fit(make_data(n=160), epochs=2, shuffle=shuffle, verbose=0)
+        weights.append([np.asarray(v.value) for v in model.store.trainable_variables])
+    for streamed, resident in zip(*weights):
+        np.testing.assert_allclose(streamed, resident, rtol=1e-5, atol=1e-6)
 
 
 def test_time_based_iterations_per_loop_measures_step_time():
