@@ -44,10 +44,14 @@ def _make_batch(rng, n):
     }
 
 
-@pytest.fixture
-def batches():
+def _make_batches():
     rng = np.random.default_rng(42)
     return [_make_batch(rng, n) for n in BATCH_SIZES]
+
+
+@pytest.fixture
+def batches():
+    return _make_batches()
 
 
 def _concat(batches):
@@ -333,35 +337,40 @@ TF1_PARITY = {
 
 
 @pytest.fixture(scope="module")
-def tf():
+def tf1_values():
+    """Every TF1_PARITY case run by TF1 itself: `{(case, weighted): value}`.
+
+    One graph and one session for all of them, fed the same three batches.
+    """
     tf = pytest.importorskip("tensorflow")
     if not hasattr(tf.compat.v1, "metrics"):
         pytest.skip("tf.compat.v1.metrics is not available in this TensorFlow")
-    return tf
-
-
-def _tf1_value(tf, call, batches, weight_key):
+    batches = _make_batches()
     with tf.Graph().as_default():
         placeholders = {
             key: tf.compat.v1.placeholder(tf.as_dtype(value.dtype), (None,) + value.shape[1:])
             for key, value in batches[0].items()
         }
-        weights = placeholders[weight_key] if weight_key else None
-        value, update_op = call(tf.compat.v1.metrics, placeholders, weights)
+        values, update_ops = {}, []
+        for case, (call, _, weight_key) in TF1_PARITY.items():
+            for weighted in (False, True):
+                weights = placeholders[weight_key] if weighted else None
+                value, update_op = call(tf.compat.v1.metrics, placeholders, weights)
+                values[case, weighted] = value
+                update_ops.append(update_op)
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.local_variables_initializer())
             for batch in batches:
-                session.run(update_op, {placeholders[k]: v for k, v in batch.items()})
-            return session.run(value)
+                session.run(update_ops, {placeholders[k]: v for k, v in batch.items()})
+            return session.run(values)
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("case", sorted(TF1_PARITY))
-def test_matches_tf_compat_v1_metrics(tf, case, weighted, batches):
+def test_matches_tf_compat_v1_metrics(tf1_values, case, weighted, batches):
     call, _, weight_key = TF1_PARITY[case]
-    expected = _tf1_value(tf, call, batches, weight_key if weighted else None)
     result = _stream([call(metrics, b, b[weight_key] if weighted else None) for b in batches])
-    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(result, tf1_values[case, weighted], rtol=1e-5, atol=1e-6)
 
 
 # ----------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""inputs: from arrays, datasets and input_fns to stacked loop chunks."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_tpu_estimator import inputs
+
+
+def arrays(n):
+    return {"x": np.arange(n * 2, dtype="float32").reshape(n, 2)}, np.arange(n)
+
+
+def chunk_list(source, **kwargs):
+    kwargs.setdefault("remainder", inputs.DROP)
+    return list(source.chunks(4, 3, **kwargs))
+
+
+def test_arrays_are_stacked_steps_by_batch():
+    chunks = chunk_list(inputs.ArraySource(*arrays(32)))
+    assert [c.steps for c in chunks] == [3, 3, 2]
+    assert chunks[0].data[0]["x"].shape == (3, 4, 2)
+    np.testing.assert_array_equal(chunks[1].data[1][0], [12, 13, 14, 15])
+
+
+@pytest.mark.parametrize(
+    "remainder, expected",
+    [(inputs.DROP, []), (inputs.EXACT, [(2, 1, False)]), (inputs.PAD, [(2, 1, True)])],
+)
+def test_a_short_last_batch_is_dropped_kept_exact_or_padded(remainder, expected):
+    chunks = chunk_list(inputs.ArraySource(*arrays(14)), remainder=remainder)
+    short = [(c.size, c.steps, c.stacked) for c in chunks if c.size % 4]
+    assert short == expected
+
+
+def test_padding_repeats_the_last_row_and_counts_only_real_rows():
+    chunks = chunk_list(inputs.ArraySource(*arrays(14)), remainder=inputs.PAD)
+    last = chunks[-1]
+    np.testing.assert_array_equal(last.data[1][0], [12, 13, 13, 13])
+    assert last.size == 2
+
+
+def test_shuffle_visits_every_example_once_per_epoch():
+    chunks = chunk_list(
+        inputs.ArraySource(*arrays(24)), shuffle=True, rng=np.random.default_rng(1)
+    )
+    labels = np.concatenate([c.data[1].ravel() for c in chunks])
+    assert sorted(labels) == list(range(24)) and list(labels) != list(range(24))
+
+
+def test_indices_instead_of_data():
+    chunks = chunk_list(inputs.ArraySource(*arrays(24)), indices=True)
+    assert chunks[0].data.dtype == np.int32
+    np.testing.assert_array_equal(chunks[0].data[1], [4, 5, 6, 7])
+
+
+def test_memory_budget_shortens_chunks():
+    batch_bytes = 4 * (2 * 4 + 8)
+    chunks = chunk_list(inputs.ArraySource(*arrays(32)), max_bytes=2 * batch_bytes)
+    assert [c.steps for c in chunks] == [2, 2, 2, 2]
+
+
+def test_max_steps_stops_early():
+    assert sum(c.steps for c in chunk_list(inputs.ArraySource(*arrays(32)), max_steps=4)) == 4
+
+
+def test_arrays_of_different_lengths_are_rejected():
+    with pytest.raises(ValueError, match="same number of examples"):
+        inputs.ArraySource({"x": np.zeros((4, 1))}, np.zeros(5))
+
+
+def test_dataset_batches_are_stacked_and_short_batch_kept_exact():
+    dataset = tf.data.Dataset.from_tensor_slices(arrays(14)).batch(4)
+    chunks = list(inputs.as_source(dataset).chunks(4, 3, remainder=inputs.EXACT))
+    assert [(c.steps, c.size, c.stacked) for c in chunks] == [(3, 12, True), (1, 2, False)]
+
+
+def test_dataset_batch_larger_than_batch_size_is_an_error():
+    dataset = tf.data.Dataset.from_tensor_slices(arrays(16)).batch(8)
+    with pytest.raises(ValueError, match="batches of 8 examples, more than the batch size 4"):
+        list(inputs.as_source(dataset).chunks(4, 3, remainder=inputs.DROP))
+
+
+def test_resumed_reading_continues_then_starts_over():
+    source = inputs.as_source(tf.data.Dataset.from_tensor_slices(arrays(16)).batch(4))
+    read = lambda: [c.data[1][0][0] for c in source.chunks(4, 1, remainder=inputs.DROP, max_steps=3, resume=True)]
+    assert read() == [0, 4, 8]
+    assert read() == [12]
+    assert read() == [0, 4, 8]
+
+
+def test_input_fn_is_called_with_the_arguments_it_takes():
+    calls = []
+
+    def input_fn(params, mode):
+        calls.append((params, mode))
+        return arrays(8)
+
+    source = inputs.as_source(input_fn, params={"batch_size": 4}, mode="train", config=None)
+    assert isinstance(source, inputs.ArraySource)
+    assert calls == [({"batch_size": 4}, "train")]
+
+
+@pytest.mark.parametrize(
+    "element, expected",
+    [((1, 2), (1, 2)), ((1,), (1, None)), ({"x": 1}, ({"x": 1}, None))],
+)
+def test_split_features_labels(element, expected):
+    assert inputs.split_features_labels(element) == expected
+
+
+def test_prefetch_yields_in_order_and_raises_producer_errors():
+    def items():
+        yield 1
+        yield 2
+        raise RuntimeError("input broke")
+
+    fetched = inputs.prefetch(items(), lambda i: i * 10)
+    assert next(fetched) == 10 and next(fetched) == 20
+    with pytest.raises(RuntimeError, match="input broke"):
+        next(fetched)
+    fetched.close()
+
+
+def test_prefetch_close_stops_an_endless_producer():
+    def endless():
+        while True:
+            yield 0
+
+    with inputs.prefetch(endless(), lambda i: i) as fetched:
+        assert next(fetched) == 0

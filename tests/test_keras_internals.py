@@ -1,0 +1,82 @@
+"""Pins the Keras internals this library relies on (one test per reach)."""
+
+import jax
+import keras
+import numpy as np
+import pytest
+
+from keras_tpu_estimator import _keras_internals
+
+
+def test_bound_values_are_read_and_restored_even_on_error():
+    variable = keras.Variable(1.0)
+    with pytest.raises(RuntimeError):
+        with _keras_internals.bound_values([variable], [np.float32(5.0)]):
+            assert float(variable.value) == 5.0
+            raise RuntimeError
+    assert float(variable.value) == 1.0
+
+
+def test_assignments_inside_bound_values_are_visible_then_undone():
+    variable = keras.Variable(1.0)
+
+    @jax.jit
+    def f(x):
+        with _keras_internals.bound_values([variable], [x]):
+            variable.assign(variable.value * 3)
+            return _keras_internals.current_values([variable])[0]
+
+    assert float(f(2.0)) == 6.0
+    assert float(variable.value) == 1.0
+
+
+def test_optimizers_can_be_created_with_bound_values_under_jit():
+    variable = keras.Variable(1.0)
+
+    @jax.jit
+    def f(x):
+        with _keras_internals.bound_values([variable], [x]):
+            return keras.optimizers.Adam(0.1).learning_rate.value + variable.value
+
+    assert float(f(2.0)) == pytest.approx(2.1)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_training_context_reaches_layers_called_from_a_function(training):
+    layer = keras.layers.Dropout(0.999, seed=0)
+    with _keras_internals.training_context(training):
+        out = layer(np.ones((100,), "float32"))
+    assert bool(np.any(np.asarray(out) == 0)) is training
+
+
+def test_pinned_layer_path_holds_wherever_the_layer_is_called():
+    layer = keras.layers.Dense(2, name="inner")
+    _keras_internals.pin_layer_path(layer, "outer")
+    with keras.name_scope("elsewhere"):
+        layer(np.ones((1, 3), "float32"))
+    assert layer.kernel.path == "outer/inner/kernel"
+
+
+def test_current_scope_path_follows_name_scopes():
+    with keras.name_scope("a"), keras.name_scope("b"):
+        assert _keras_internals.current_scope_path() == "a/b"
+    assert _keras_internals.current_scope_path() == ""
+
+
+@pytest.mark.parametrize(
+    "rate, expected",
+    [(0.5, None), (lambda: 0.25, 0.25), (keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5), None)],
+    ids=["float", "callable", "schedule"],
+)
+def test_traced_learning_rate(rate, expected):
+    assert _keras_internals.traced_learning_rate(keras.optimizers.SGD(rate)) == expected
+
+
+def test_learning_rate_override_applies_then_restores():
+    optimizer = keras.optimizers.SGD(1.0)
+    variable = keras.Variable(1.0)
+    optimizer.build([variable])
+    with _keras_internals.learning_rate_override(optimizer, 0.5):
+        optimizer.apply([keras.ops.ones(())], [variable])
+    assert float(variable.value) == 0.5
+    assert float(optimizer.learning_rate.value) == 1.0
