@@ -133,6 +133,7 @@ class EstimatorModel(keras.Model):
         self._jitted = {}
         self.steps_per_execution = 1
         self._loop_seconds = None
+        self._loop_timed_once = False
         self._set_iterations_per_loop(config.tpu_config.iterations_per_loop)
 
     # ------------------------------------------------------------------
@@ -313,12 +314,9 @@ class EstimatorModel(keras.Model):
     # ------------------------------------------------------------------
     # The steps: pure functions of the variables' values.
 
-    def _store_variables(self):
-        return self.store.trainable_variables, self.store.non_trainable_variables
-
     def _run(self, trainable, non_trainable, features, labels, mode, step):
         """Runs `model_fn` with the given variable values (traced)."""
-        t_vars, nt_vars = self._store_variables()
+        t_vars, nt_vars = self.store.trainable_variables, self.store.non_trainable_variables
         with _keras_internals.bound_values(t_vars + nt_vars, list(trainable) + list(non_trainable)):
             spec = self._call(features, labels, mode, step, building=False)
             new_non_trainable = _keras_internals.current_values(nt_vars)
@@ -354,10 +352,9 @@ class EstimatorModel(keras.Model):
 
     def test_step(self, state, data):
         """One evaluation step: updates the loss and metric accumulators."""
-        trainable, non_trainable, metric_values = state
+        trainable, non_trainable, metric_values, step = state
         features, labels = data
-        step = self._step_for_inference()
-        spec, _ = self._run(trainable, non_trainable, features, labels, EVAL, step)
+        spec, _ = self._run(trainable, non_trainable, features, labels, EVAL, _step_of(step))
         count = jnp.asarray(_leading_dim(features), "float32")
         values = self._metric_values(spec)
         metrics = [self._eval_loss] + list(self._eval_metrics.values())
@@ -375,19 +372,14 @@ class EstimatorModel(keras.Model):
                 metric_values[start : start + n], *args, **kwargs
             )
             start += n
-        return (trainable, non_trainable, new_values), None
+        return (trainable, non_trainable, new_values, step), None
 
     def predict_step(self, state, data):
         """One prediction step: returns the spec's `predictions`."""
-        trainable, non_trainable = state
+        trainable, non_trainable, step = state
         features, labels = data
-        spec, _ = self._run(
-            trainable, non_trainable, features, labels, PREDICT, self._step_for_inference()
-        )
+        spec, _ = self._run(trainable, non_trainable, features, labels, PREDICT, _step_of(step))
         return state, spec.predictions
-
-    def _step_for_inference(self):
-        return self._global_step_value()
 
     # ------------------------------------------------------------------
     # Compiled loops.
@@ -421,24 +413,25 @@ class EstimatorModel(keras.Model):
         sharding = distribute.batch_sharding(self.distribution, array.ndim, stacked=False)
         return jax.lax.with_sharding_constraint(array[rows], sharding)
 
-    def _read_state(self, mode):
-        t_vars, nt_vars = self._store_variables()
-        state = [[v.value for v in t_vars], [v.value for v in nt_vars]]
+    def _state_variables(self, mode):
+        """The variables a `mode` step reads, in groups: its `state`."""
+        groups = [self.store.trainable_variables, self.store.non_trainable_variables]
         if mode == TRAIN:
-            state.append([v.value for v in self._train_optimizer.variables])
-        elif mode == EVAL:
-            state.append([v.value for v in self._eval_metric_variables()])
-        return tuple(state)
+            return groups + [self._train_optimizer.variables]
+        if mode == EVAL:
+            groups.append(self._eval_metric_variables())
+        # The global step, an input (not a constant) of the compiled program.
+        optimizer = self._train_optimizer or self.optimizer
+        groups.append([optimizer.iterations] if optimizer and optimizer.built else [])
+        return groups
+
+    def _read_state(self, mode):
+        return tuple([v.value for v in group] for group in self._state_variables(mode))
 
     def _write_state(self, mode, state):
-        t_vars, nt_vars = self._store_variables()
-        variables = list(t_vars) + list(nt_vars)
-        if mode == TRAIN:
-            variables += self._train_optimizer.variables
-        elif mode == EVAL:
-            variables += self._eval_metric_variables()
-        for variable, value in zip(variables, jax.tree.leaves(list(state))):
-            variable.assign(value)
+        for group, values in zip(self._state_variables(mode), state):
+            for variable, value in zip(group, values):
+                variable.assign(value)
 
     def _eval_metric_variables(self):
         metrics = [self._eval_loss] + list(self._eval_metrics.values())
@@ -596,7 +589,7 @@ class EstimatorModel(keras.Model):
                 source,
                 TRAIN,
                 batch_size,
-                self._loop_steps(),
+                self.steps_per_execution,
                 inputs_lib.DROP,
                 shuffle=shuffle,
                 max_steps=steps_per_epoch,
@@ -634,9 +627,6 @@ class EstimatorModel(keras.Model):
         callbacks.on_train_end(logs)
         return self.history
 
-    def _loop_steps(self):
-        return self.steps_per_execution
-
     def _resident_data(self, source):
         """Training arrays placed on every device once, or None."""
         if (
@@ -655,7 +645,7 @@ class EstimatorModel(keras.Model):
         """
         if self._loop_seconds is None:
             return
-        if not getattr(self, "_loop_timed_once", False):
+        if not self._loop_timed_once:
             self._loop_timed_once = True
             return
         per_step = seconds / steps
@@ -784,6 +774,11 @@ def _index(variables, variable):
         if v is variable:
             return i
     raise ValueError(f"{variable.path} is not one of the optimizer's variables.")
+
+
+def _step_of(step_values):
+    """The global step from its state group: `[iterations]`, or `[]` before training."""
+    return step_values[0] if step_values else jnp.zeros((), "int32")
 
 
 def _leading_dim(tree):

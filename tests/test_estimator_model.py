@@ -554,3 +554,20 @@ def test_data_parallel_over_all_devices_by_default():
     kernel = model.store.variables_by_name()["hidden/kernel"].value
     assert kernel.sharding.is_fully_replicated
     assert len(kernel.sharding.device_set) == 8
+
+
+def test_evaluate_and_predict_see_the_current_global_step():
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="zeros")
+        step = keras.ops.cast(kte.get_global_step(), "float32")
+        if mode == kte.ModeKeys.PREDICT:
+            return kte.TPUEstimatorSpec(mode, predictions=features[:, 0] * 0 + step)
+        loss = keras.ops.mean(features) * w + step
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.0))
+
+    x = np.ones((32, 1), "float32")
+    model = make_model(model_fn, params=None)
+    for expected in (2, 4):  # Each fit is two steps; the programs are reused.
+        model.fit((x, None), verbose=0)
+        assert model.evaluate((x, None), verbose=0) == expected
+        np.testing.assert_array_equal(model.predict(x, verbose=0), expected)
