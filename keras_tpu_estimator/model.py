@@ -680,16 +680,8 @@ class EstimatorModel(keras.Model):
             The loss and metrics: a dict with `return_dict`, else a list
             (`loss` first) or the loss alone when there are no metrics.
         """
-        source = self._source(x, y, EVAL, batch_size or self._batch_sizes[EVAL])
-        batch_size = self._batch_size(EVAL, batch_size, source)
-        verbose = 1 if verbose == "auto" else verbose
-        callbacks = keras.callbacks.CallbackList(
-            callbacks,
-            add_progbar=verbose != 0,
-            verbose=verbose,
-            epochs=1,
-            steps=steps or _steps_of(source, batch_size),
-            model=self,
+        source, batch_size, callbacks = self._inference_setup(
+            x, y, EVAL, batch_size, verbose, steps, callbacks
         )
         callbacks.on_test_begin()
         for metric in [self._eval_loss] + list(self._eval_metrics.values()):
@@ -700,7 +692,7 @@ class EstimatorModel(keras.Model):
         step = 0
         with chunks:
             chunk = self._first_chunk(chunks, EVAL)
-            for metric in self._eval_metrics.values():
+            for metric in self._eval_metrics.values():  # Created by the first build.
                 metric.reset_state()
             while chunk is not None:
                 callbacks.on_test_batch_begin(step)
@@ -716,6 +708,21 @@ class EstimatorModel(keras.Model):
             return results
         values = list(results.values())
         return values[0] if len(values) == 1 else values
+
+    def _inference_setup(self, x, y, mode, batch_size, verbose, steps, callbacks):
+        """The source, batch size and callbacks of an evaluate or predict call."""
+        source = self._source(x, y, mode, batch_size or self._batch_sizes[mode])
+        batch_size = self._batch_size(mode, batch_size, source)
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = keras.callbacks.CallbackList(
+            callbacks,
+            add_progbar=verbose != 0,
+            verbose=verbose,
+            epochs=1,
+            steps=steps or _steps_of(source, batch_size),
+            model=self,
+        )
+        return source, batch_size, callbacks
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Returns `model_fn`'s PREDICT `predictions` for every example.
@@ -738,16 +745,8 @@ class EstimatorModel(keras.Model):
 
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
-        source = self._source(x, None, PREDICT, batch_size or self._batch_sizes[PREDICT])
-        batch_size = self._batch_size(PREDICT, batch_size, source)
-        verbose = 1 if verbose == "auto" else verbose
-        callbacks = keras.callbacks.CallbackList(
-            callbacks,
-            add_progbar=verbose != 0,
-            verbose=verbose,
-            epochs=1,
-            steps=steps or _steps_of(source, batch_size),
-            model=self,
+        source, batch_size, callbacks = self._inference_setup(
+            x, None, PREDICT, batch_size, verbose, steps, callbacks
         )
         callbacks.on_predict_begin()
         chunks = self._chunks(
