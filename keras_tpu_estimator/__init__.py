@@ -14,6 +14,16 @@ import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "jax")
 
+import keras as _keras  # noqa: E402
+
+if _keras.backend.backend() != "jax":
+    raise ImportError(
+        "keras_tpu_estimator runs on Keras's JAX backend, but Keras was "
+        f"imported with the {_keras.backend.backend()!r} backend. Set the "
+        "environment variable KERAS_BACKEND=jax, or import "
+        "keras_tpu_estimator before keras."
+    )
+
 from keras_tpu_estimator import metrics  # noqa: E402
 from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
 from keras_tpu_estimator.config import RunConfig  # noqa: E402

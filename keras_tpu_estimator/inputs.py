@@ -91,8 +91,13 @@ def _nbytes(tree):
 
 
 def steps_within_budget(steps, batch, max_bytes):
-    """At most `steps`, and few enough that the stacked batches fit `max_bytes`."""
-    if max_bytes is None:
+    """At most `steps`, and few enough that the stacked batches fit `max_bytes`.
+
+    `steps` may be a zero-argument callable, read for every chunk (a loop
+    length that is tuned while batches are being read).
+    """
+    steps = steps() if callable(steps) else steps
+    if max_bytes is None or batch is None:
         return steps
     return max(1, min(steps, int(max_bytes // max(1, _nbytes(batch)))))
 
@@ -129,7 +134,8 @@ class ArraySource:
 
         Args:
             batch_size: examples per batch.
-            steps: batches per chunk (the on-device loop length).
+            steps: batches per chunk (the on-device loop length), or a
+                zero-argument callable returning it, read for every chunk.
             remainder: what to do with a final short batch: `"drop"`,
                 `"exact"` (its own unstacked chunk) or `"pad"`.
             shuffle: whether to visit examples in a random order.
@@ -144,12 +150,12 @@ class ArraySource:
         if max_steps is not None and max_steps < full:
             full, rest = max_steps, 0
         order = (rng or np.random.default_rng()).permutation(self.num_examples) if shuffle else None
-        if not indices:
-            one_batch = jax.tree.map(lambda a: a[:batch_size], self.data)
-            steps = steps_within_budget(steps, one_batch, max_bytes)
-        for start in range(0, full, steps):
-            count = min(steps, full - start)
+        one_batch = None if indices else jax.tree.map(lambda a: a[:batch_size], self.data)
+        start = 0
+        while start < full:
+            count = min(steps_within_budget(steps, one_batch, max_bytes), full - start)
             lo, hi = start * batch_size, (start + count) * batch_size
+            start += count
             if indices:
                 index = np.arange(lo, hi) if order is None else order[lo:hi]
                 yield Chunk(index.reshape(count, batch_size).astype("int32"), count, hi - lo, True)
@@ -232,9 +238,7 @@ class BatchSource:
             else:
                 pending.append(batch)
                 taken += 1
-                if len(pending) == 1:
-                    steps = steps_within_budget(steps, batch, max_bytes)
-                if len(pending) >= steps:
+                if len(pending) >= steps_within_budget(steps, batch, max_bytes):
                     yield _stack(pending)
                     pending = []
             if max_steps is not None and taken >= max_steps:

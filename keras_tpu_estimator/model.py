@@ -128,6 +128,7 @@ class EstimatorModel(keras.Model):
         self.store = scope.VariableStore()
         self._built_modes = set()
         self._train_optimizer = None
+        self._trained_variables = []
         self._eval_metrics = {}
         self._eval_loss = keras.metrics.Mean(name="loss")
         self._jitted = {}
@@ -177,6 +178,16 @@ class EstimatorModel(keras.Model):
         Raises:
             ValueError: if `loss`, `metrics` or another argument is given.
         """
+        if kwargs.get("run_eagerly"):
+            raise ValueError(
+                "EstimatorModel always compiles its steps (on-device loops); "
+                "`run_eagerly=True` is not supported."
+            )
+        if kwargs.get("jit_compile") is False:
+            raise ValueError(
+                "EstimatorModel always compiles its steps; `jit_compile=False` "
+                "is not supported."
+            )
         unsupported = sorted(set(kwargs) - {"jit_compile", "run_eagerly"})
         if unsupported:
             raise ValueError(
@@ -249,7 +260,7 @@ class EstimatorModel(keras.Model):
             )
         optimizer = spec.train_op
         if optimizer is None:
-            optimizer = self.optimizer
+            optimizer = self._compiled_optimizer()
             if optimizer is None:
                 raise ValueError(
                     "model_fn returned train_op=None and the model has no "
@@ -263,7 +274,8 @@ class EstimatorModel(keras.Model):
             )
         if self._train_optimizer is None:
             self._train_optimizer = optimizer
-            optimizer.build(self.store.trainable_variables)
+            self._trained_variables = list(self.store.trainable_variables)
+            optimizer.build(self._trained_variables)
             # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
             self.optimizer = optimizer
 
@@ -305,8 +317,12 @@ class EstimatorModel(keras.Model):
             )
         return values
 
+    def _compiled_optimizer(self):
+        # Keras sets `optimizer` in `compile`; evaluate/predict need none.
+        return getattr(self, "optimizer", None)
+
     def _global_step_value(self):
-        optimizer = self._train_optimizer or self.optimizer
+        optimizer = self._train_optimizer or self._compiled_optimizer()
         if optimizer is None or not optimizer.built:
             return jnp.zeros((), "int32")
         return optimizer.iterations.value
@@ -314,13 +330,27 @@ class EstimatorModel(keras.Model):
     # ------------------------------------------------------------------
     # The steps: pure functions of the variables' values.
 
+    def _model_variables(self, mode):
+        """The store's variables in two groups: those differentiated, the rest.
+
+        A TRAIN step differentiates the variables its optimizer was built
+        with; any created later (by another mode) are carried unchanged.
+        """
+        first = self._trained_variables if mode == TRAIN else self.store.trainable_variables
+        ids = {id(v) for v in first}
+        return list(first), [v for v in self.store.variables if id(v) not in ids]
+
     def _run(self, trainable, non_trainable, features, labels, mode, step):
-        """Runs `model_fn` with the given variable values (traced)."""
-        t_vars, nt_vars = self.store.trainable_variables, self.store.non_trainable_variables
-        with _keras_internals.bound_values(t_vars + nt_vars, list(trainable) + list(non_trainable)):
+        """Runs `model_fn` with the given variable values (traced).
+
+        Returns the spec and the new values of the second group (layer
+        updates such as BatchNormalization statistics).
+        """
+        first, rest = self._model_variables(mode)
+        with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
             spec = self._call(features, labels, mode, step, building=False)
-            new_non_trainable = _keras_internals.current_values(nt_vars)
-        return spec, new_non_trainable
+            new_rest = _keras_internals.current_values(rest)
+        return spec, new_rest
 
     def train_step(self, state, data):
         """One training step: `(state, (features, labels)) -> (state, loss)`."""
@@ -415,13 +445,13 @@ class EstimatorModel(keras.Model):
 
     def _state_variables(self, mode):
         """The variables a `mode` step reads, in groups: its `state`."""
-        groups = [self.store.trainable_variables, self.store.non_trainable_variables]
+        groups = list(self._model_variables(mode))
         if mode == TRAIN:
             return groups + [self._train_optimizer.variables]
         if mode == EVAL:
             groups.append(self._eval_metric_variables())
         # The global step, an input (not a constant) of the compiled program.
-        optimizer = self._train_optimizer or self.optimizer
+        optimizer = self._train_optimizer or self._compiled_optimizer()
         groups.append([optimizer.iterations] if optimizer and optimizer.built else [])
         return groups
 
@@ -461,10 +491,11 @@ class EstimatorModel(keras.Model):
         )
 
         def place(chunk):
+            data = chunk.data
+            if mode == PREDICT and isinstance(data, tuple):
+                data = (data[0], None)  # As Estimator: labels are not predicted from.
             divisible = chunk.stacked or chunk.size % self.num_replicas == 0
-            data = distribute.put_batches(
-                chunk.data, self.distribution, chunk.stacked, divisible
-            )
+            data = distribute.put_batches(data, self.distribution, chunk.stacked, divisible)
             return chunk._replace(data=data)
 
         return inputs_lib.prefetch(chunks, place)
@@ -571,7 +602,7 @@ class EstimatorModel(keras.Model):
             add_progbar=verbose != 0,
             verbose=verbose,
             epochs=epochs,
-            steps=steps_per_epoch or _steps_of(source, batch_size),
+            steps=steps_per_epoch or _steps_of(source, batch_size, drop_remainder=True),
             model=self,
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
@@ -579,25 +610,37 @@ class EstimatorModel(keras.Model):
         resident = self._resident_data(source)
         if resident is not None:
             resume["indices"] = True
-        self.stop_training = False
-        callbacks.on_train_begin()
-        logs = {}
-        for epoch in range(initial_epoch, epochs):
-            callbacks.on_epoch_begin(epoch)
-            step, loss_sum = 0, 0.0
-            chunks = self._chunks(
+
+        def epoch_chunks():
+            return self._chunks(
                 source,
                 TRAIN,
                 batch_size,
-                self.steps_per_execution,
+                lambda: self.steps_per_execution,
                 inputs_lib.DROP,
                 shuffle=shuffle,
                 max_steps=steps_per_epoch,
                 rng=rng,
                 **resume,
             )
+
+        # Build before any callback runs: callbacks see `model.optimizer`.
+        chunks = epoch_chunks()
+        try:
+            chunk = self._first_chunk(chunks, TRAIN, resident)
+        except BaseException:
+            chunks.close()
+            raise
+        self.stop_training = False
+        callbacks.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            if epoch > initial_epoch:
+                chunks = epoch_chunks()
+                chunk = next(chunks, None)
+            callbacks.on_epoch_begin(epoch)
+            step, loss_sum = 0, 0.0
             with chunks:
-                chunk = self._first_chunk(chunks, TRAIN, resident)
                 while chunk is not None:
                     callbacks.on_train_batch_begin(step)
                     started = time.perf_counter()
@@ -789,10 +832,13 @@ def _dtype_name(a):
     return np.dtype(a.dtype).name if np.dtype(a.dtype).kind != "O" else "string"
 
 
-def _steps_of(source, batch_size):
-    if isinstance(source, inputs_lib.ArraySource) and batch_size:
-        return -(-source.num_examples // batch_size)
-    return None
+def _steps_of(source, batch_size, drop_remainder=False):
+    """Batches in one pass over `source`, when it is known."""
+    if not isinstance(source, inputs_lib.ArraySource) or not batch_size:
+        return None
+    if drop_remainder:
+        return source.num_examples // batch_size
+    return -(-source.num_examples // batch_size)
 
 
 def _to_python(value):

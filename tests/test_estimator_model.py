@@ -571,3 +571,78 @@ def test_evaluate_and_predict_see_the_current_global_step():
         model.fit((x, None), verbose=0)
         assert model.evaluate((x, None), verbose=0) == expected
         np.testing.assert_array_equal(model.predict(x, verbose=0), expected)
+
+
+def test_a_layer_first_created_in_eval_mode_does_not_break_training():
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        loss = keras.ops.mean(features) * w
+        if mode == kte.ModeKeys.EVAL:
+            extra = kte.get_or_create_layer("eval_only", lambda: keras.layers.Dense(1))(features)
+            metrics = (lambda v: {"extra": keras.ops.mean(v)}, [extra])
+            return kte.TPUEstimatorSpec(mode, loss=loss, eval_metrics=metrics)
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.5))
+
+    x = np.ones((16, 1), "float32")
+    model = make_model(model_fn, params=None)
+    model.fit((x, None), verbose=0)
+    model.evaluate((x, None), verbose=0)
+    model.fit((x, None), verbose=0)
+    np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 0.0)
+
+
+def test_predict_ignores_labels_the_model_fn_does_not_take():
+    def model_fn(features, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        return kte.TPUEstimatorSpec(mode, predictions=features * w)
+
+    x = np.ones((16, 1), "float32")
+    np.testing.assert_array_equal(make_model(model_fn, params=None).predict((x, x), verbose=0), x)
+
+
+def test_evaluate_and_predict_need_no_compile():
+    model = kte.EstimatorModel(classifier_fn, params={}, eval_batch_size=16, predict_batch_size=16)
+    features, labels = make_data()
+    assert model.evaluate((features, labels), verbose=0)[0] > 0
+    assert model.predict(features, verbose=0)["class"].shape == (96,)
+
+
+def test_learning_rate_scheduler_callback_adjusts_the_model_fn_optimizer():
+    schedule = keras.callbacks.LearningRateScheduler(lambda epoch, rate: 0.0)
+    model = make_model(linear_fn(lambda: keras.optimizers.SGD(0.5)), params=None)
+    model.fit((np.ones((32, 1), "float32"), None), callbacks=[schedule], verbose=0)
+    np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1.0)
+
+
+def test_progress_bar_target_counts_only_full_training_batches():
+    class Target(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.steps = self.params["steps"]
+
+    target = Target()
+    make_model().fit(make_data(n=100), callbacks=[target], verbose=0)
+    assert target.steps == 6
+
+
+def test_time_based_loop_length_applies_within_the_first_epoch():
+    recorder = StepRecorder()
+    model = make_model(iterations_per_loop="1s")
+    model.fit(make_data(n=16 * 60), callbacks=[recorder], verbose=0)
+    assert len(recorder.train_batches) < 10
+
+
+@pytest.mark.parametrize("kwargs", [{"run_eagerly": True}, {"jit_compile": False}, {"loss": "mse"}])
+def test_compile_rejects_what_model_fn_decides(kwargs):
+    with pytest.raises(ValueError):
+        kte.EstimatorModel(classifier_fn).compile(**kwargs)
+
+
+def test_importing_with_another_keras_backend_is_a_clear_error():
+    import subprocess
+    import sys
+
+    code = "import keras, keras_tpu_estimator"
+    env = dict(__import__("os").environ, KERAS_BACKEND="numpy")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "KERAS_BACKEND=jax" in result.stderr
