@@ -90,13 +90,14 @@ def _nbytes(tree):
     return sum(np.asarray(a).nbytes for a in jax.tree.leaves(tree))
 
 
-def steps_within_budget(steps, batch, max_bytes):
+def steps_within_budget(steps, batch, max_bytes, position=0):
     """At most `steps`, and few enough that the stacked batches fit `max_bytes`.
 
-    `steps` may be a zero-argument callable, read for every chunk (a loop
-    length that is tuned while batches are being read).
+    `steps` may be a callable `steps(position)`, asked for every chunk with
+    the number of batches read before it (a loop length that is tuned, or
+    that ends loops at checkpoint steps).
     """
-    steps = steps() if callable(steps) else steps
+    steps = steps(position) if callable(steps) else steps
     if max_bytes is None or batch is None:
         return steps
     return max(1, min(steps, int(max_bytes // max(1, _nbytes(batch)))))
@@ -135,7 +136,8 @@ class ArraySource:
         Args:
             batch_size: examples per batch.
             steps: batches per chunk (the on-device loop length), or a
-                zero-argument callable returning it, read for every chunk.
+                callable `steps(position)` asked for every chunk with the
+                number of batches before it.
             remainder: what to do with a final short batch: `"drop"`,
                 `"exact"` (its own unstacked chunk) or `"pad"`.
             shuffle: whether to visit examples in a random order.
@@ -153,7 +155,7 @@ class ArraySource:
         one_batch = None if indices else jax.tree.map(lambda a: a[:batch_size], self.data)
         start = 0
         while start < full:
-            count = min(steps_within_budget(steps, one_batch, max_bytes), full - start)
+            count = min(steps_within_budget(steps, one_batch, max_bytes, start), full - start)
             lo, hi = start * batch_size, (start + count) * batch_size
             start += count
             if indices:
@@ -238,7 +240,8 @@ class BatchSource:
             else:
                 pending.append(batch)
                 taken += 1
-                if len(pending) >= steps_within_budget(steps, batch, max_bytes):
+                position = taken - len(pending)
+                if len(pending) >= steps_within_budget(steps, batch, max_bytes, position):
                     yield _stack(pending)
                     pending = []
             if max_steps is not None and taken >= max_steps:

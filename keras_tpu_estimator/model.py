@@ -14,6 +14,7 @@ Each step is a pure JAX function of the variables' values, and
 program, a `jax.lax.scan` over that many stacked batches.
 """
 
+import collections
 import contextlib
 import time
 
@@ -128,6 +129,9 @@ class EstimatorModel(keras.Model):
         self.store = scope.VariableStore()
         self._built_modes = set()
         self._train_optimizer = None
+        self._host_call_fn = None
+        self.align_loops_to = None
+        self.last_loop = None
         self._trained_variables = []
         self._eval_metrics = {}
         self._eval_loss = keras.metrics.Mean(name="loss")
@@ -353,7 +357,10 @@ class EstimatorModel(keras.Model):
         return spec, new_rest
 
     def train_step(self, state, data):
-        """One training step: `(state, (features, labels)) -> (state, loss)`."""
+        """One training step: `(state, (features, labels)) -> (state, outputs)`.
+
+        `outputs` holds the `loss` and the tensors of the spec's `host_call`.
+        """
         trainable, non_trainable, optimizer_values = state
         features, labels = data
         optimizer = self._train_optimizer
@@ -366,9 +373,13 @@ class EstimatorModel(keras.Model):
             rate = None
             if isinstance(spec.train_op, keras.optimizers.Optimizer):
                 rate = _keras_internals.traced_learning_rate(spec.train_op)
-            return jnp.reshape(spec.loss, ()), (new_non_trainable, rate)
+            host = None
+            if spec.host_call is not None:
+                # The function runs on the host after the loop (`_host_calls`).
+                self._host_call_fn, host = spec.host_call
+            return jnp.reshape(spec.loss, ()), (new_non_trainable, rate, host)
 
-        (loss, (non_trainable, learning_rate)), grads = jax.value_and_grad(
+        (loss, (non_trainable, learning_rate, host)), grads = jax.value_and_grad(
             loss_fn, has_aux=True
         )(trainable)
         # A rate given as a callable is computed from this step's global step.
@@ -378,7 +389,7 @@ class EstimatorModel(keras.Model):
             trainable, optimizer_values = optimizer.stateless_apply(
                 optimizer_values, grads, trainable
             )
-        return (trainable, non_trainable, optimizer_values), loss
+        return (trainable, non_trainable, optimizer_values), {"loss": loss, "host_call": host}
 
     def test_step(self, state, data):
         """One evaluation step: updates the loss and metric accumulators."""
@@ -612,11 +623,12 @@ class EstimatorModel(keras.Model):
             resume["indices"] = True
 
         def epoch_chunks():
+            start = self.global_step
             return self._chunks(
                 source,
                 TRAIN,
                 batch_size,
-                lambda: self.steps_per_execution,
+                lambda position: self._loop_length(start + position),
                 inputs_lib.DROP,
                 shuffle=shuffle,
                 max_steps=steps_per_epoch,
@@ -643,9 +655,12 @@ class EstimatorModel(keras.Model):
             with chunks:
                 while chunk is not None:
                     callbacks.on_train_batch_begin(step)
-                    started = time.perf_counter()
-                    losses = np.asarray(self._run_chunk(TRAIN, chunk, resident))
+                    started, first_step = time.perf_counter(), self.global_step
+                    outputs = self._run_chunk(TRAIN, chunk, resident)
+                    losses = np.asarray(outputs["loss"])
                     self._tune_loop_steps(chunk.steps, time.perf_counter() - started)
+                    self.last_loop = LoopResult(first_step, losses)
+                    self._host_calls(first_step, outputs["host_call"])
                     step += chunk.steps
                     loss_sum += float(losses.sum())
                     logs = {"loss": loss_sum / step}
@@ -669,6 +684,40 @@ class EstimatorModel(keras.Model):
                 break
         callbacks.on_train_end(logs)
         return self.history
+
+    @property
+    def global_step(self):
+        """The number of training steps taken (the optimizer's iterations)."""
+        return int(self._global_step_value())
+
+    def _loop_length(self, global_step):
+        """Steps in the loop starting at `global_step`.
+
+        `steps_per_execution`, shortened so that no loop crosses a multiple
+        of `align_loops_to` (checkpoints land exactly on those steps).
+        """
+        steps = self.steps_per_execution
+        if self.align_loops_to:
+            steps = min(steps, self.align_loops_to - global_step % self.align_loops_to)
+        return steps
+
+    def _host_calls(self, first_step, tensors):
+        """Runs the spec's `host_call` on the host for this loop's steps.
+
+        Every `experimental_host_call_every_n_steps`-th step (by global step)
+        gets the function called with that step's tensors, as numpy arrays.
+        """
+        if self._host_call_fn is None or tensors is None:
+            return
+        every = self._config.tpu_config.experimental_host_call_every_n_steps
+        tensors = jax.tree.map(np.asarray, tensors)
+        for i in range(len(self.last_loop.losses)):
+            if (first_step + i) % every == 0:
+                values = jax.tree.map(lambda a: a[i], tensors)
+                if isinstance(values, dict):
+                    self._host_call_fn(**values)
+                else:
+                    self._host_call_fn(*values)
 
     def _resident_data(self, source):
         """Training arrays placed on every device once, or None."""
@@ -809,6 +858,10 @@ class EstimatorModel(keras.Model):
                 yield outputs
                 chunk = next(chunks, None)
         callbacks.on_predict_end()
+
+
+class LoopResult(collections.namedtuple("LoopResult", ["first_step", "losses"])):
+    """What the last training loop did: its first global step, its losses."""
 
 
 def _index(variables, variable):

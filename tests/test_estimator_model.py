@@ -646,3 +646,63 @@ def test_importing_with_another_keras_backend_is_a_clear_error():
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert "KERAS_BACKEND=jax" in result.stderr
+
+
+def host_call_fn(calls):
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        loss = keras.ops.mean(features) * w
+        step = kte.get_global_step()
+        host_call = (
+            lambda step, loss, rows: calls.append((int(step[0]), float(loss[0]), rows.shape)),
+            [keras.ops.reshape(step, (1,)), keras.ops.reshape(loss, (1,)), features[:, 0]],
+        )
+        return kte.TPUEstimatorSpec(
+            mode, loss=loss, train_op=keras.optimizers.SGD(0.1), host_call=host_call
+        )
+
+    return model_fn
+
+
+@pytest.mark.parametrize("every, expected_steps", [(1, list(range(10))), (3, [0, 3, 6, 9])])
+def test_host_call_runs_on_the_host_every_n_steps_inside_loops(every, expected_steps):
+    calls = []
+    config = kte.RunConfig(
+        tpu_config=kte.TPUConfig(iterations_per_loop=4, experimental_host_call_every_n_steps=every)
+    )
+    model = kte.EstimatorModel(host_call_fn(calls), config=config, train_batch_size=16)
+    model.compile()
+    model.fit((np.ones((160, 1), "float32"), None), verbose=0)
+    assert [c[0] for c in calls] == expected_steps
+    assert all(shape == (16,) for _, _, shape in calls)
+    np.testing.assert_allclose(calls[0][1], 1.0)
+    np.testing.assert_allclose(calls[-1][1], 1.0 - 0.1 * expected_steps[-1], rtol=1e-5)
+
+
+def test_host_call_tensors_are_numpy_arrays():
+    seen = []
+
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        loss = keras.ops.mean(features) * w
+        host_call = (lambda **kw: seen.append(kw), {"loss": keras.ops.reshape(loss, (1,))})
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1), host_call=host_call)
+
+    make_model(model_fn, params=None).fit((np.ones((32, 1), "float32"), None), verbose=0)
+    assert len(seen) == 2 and isinstance(seen[0]["loss"], np.ndarray)
+
+
+def test_loops_never_cross_an_aligned_step():
+    recorder = StepRecorder()
+    model = make_model(iterations_per_loop=4)
+    model.align_loops_to = 3
+    model.fit(make_data(n=16 * 10), callbacks=[recorder], verbose=0)
+    assert recorder.train_batches == [2, 5, 8, 9]
+    assert model.global_step == 10
+
+
+def test_last_loop_reports_its_first_step_and_losses():
+    model = make_model(iterations_per_loop=4)
+    model.fit(make_data(n=16 * 10), verbose=0)
+    assert model.last_loop.first_step == 8
+    assert model.last_loop.losses.shape == (2,)
