@@ -14,16 +14,20 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 
 
-def distribution_for(config):
+def distribution_for(config, use_tpu=True):
     """Returns the `keras.distribution.Distribution` `config` asks for.
 
     Args:
         config: a `RunConfig`.
+        use_tpu: False runs on one host CPU device, as TPUEstimator's
+            `use_tpu=False` ran on the host.
 
     Returns:
-        A `DataParallel` distribution over every device.
+        A `DataParallel` distribution over every device (or the one CPU).
     """
     del config  # Model parallelism (num_cores_per_replica) builds on this.
+    if not use_tpu:
+        return keras.distribution.DataParallel(devices=keras.distribution.list_devices("cpu")[:1])
     return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
 
 

@@ -15,6 +15,7 @@ padded and marked (prediction: padding rows are cut off again).
 """
 
 import collections
+import itertools
 import queue
 import threading
 
@@ -68,6 +69,8 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
     """
     if x is None:
         raise ValueError("An input is required: an input_fn, a dataset or arrays.")
+    if isinstance(x, (ArraySource, BatchSource)):
+        return x
     if callable(x) and not _is_dataset(x):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
@@ -128,6 +131,10 @@ class ArraySource:
     @property
     def nbytes(self):
         return _nbytes(self.data)
+
+    def sample(self, batch_size):
+        """One batch of `(features, labels)`, to build the model from."""
+        return jax.tree.map(lambda a: a[:batch_size], self.data)
 
     def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
                max_bytes=None, rng=None, indices=False):
@@ -191,10 +198,31 @@ class BatchSource:
         self.batches = batches
         self._iterator = None
 
+    def sample(self, batch_size=None):
+        """The first batch of `(features, labels)`, to build the model from.
+
+        A dataset is read anew for it; another iterable keeps the batch for
+        the next `chunks`.
+        """
+        del batch_size
+        if _is_dataset(self.batches):
+            element = next(iter(self.batches.take(1).as_numpy_iterator()), None)
+        else:
+            iterator = self._iterator or iter(self.batches)
+            element = next(iterator, None)
+            if element is not None:
+                self._iterator = itertools.chain([element], iterator)
+        if element is None:
+            raise ValueError("The input is empty.")
+        return jax.tree.map(np.asarray, split_features_labels(element))
+
     def _new_iterator(self):
         if _is_dataset(self.batches):
             return self.batches.as_numpy_iterator()
         return iter(self.batches)
+
+    def _peeked(self):
+        return isinstance(self._iterator, itertools.chain)
 
     def is_infinite(self):
         if not _is_dataset(self.batches):
@@ -216,7 +244,7 @@ class BatchSource:
             ValueError: if a batch is larger than the batch size.
         """
         del shuffle, rng  # A dataset shuffles itself.
-        if not resume or self._iterator is None:
+        if self._iterator is None or (not resume and not self._peeked()):
             self._iterator = self._new_iterator()
         pending, taken = [], 0
         for element in self._iterator:

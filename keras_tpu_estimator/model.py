@@ -56,7 +56,9 @@ class EstimatorModel(keras.Model):
             number of replicas.
         eval_batch_size: the global evaluation batch size.
         predict_batch_size: the global prediction batch size.
-        use_tpu: passed to `model_fn` as `params['use_tpu']`.
+        use_tpu: passed to `model_fn` as `params['use_tpu']`. With False,
+            the model runs on one host CPU device (TPUEstimator's
+            `use_tpu=False`); with True (the default), on every accelerator.
         max_loop_bytes: the most input bytes one on-device loop may stack;
             longer loops are split into shorter ones. Defaults to 1 GiB.
         max_resident_bytes: training arrays up to this size are copied to
@@ -114,7 +116,7 @@ class EstimatorModel(keras.Model):
         self._params = check_params(params)
         self._config = config
         self._use_tpu = bool(use_tpu)
-        self.distribution = distribute.distribution_for(config)
+        self.distribution = distribute.distribution_for(config, use_tpu)
         self.num_replicas = distribute.num_replicas(self.distribution)
         self._batch_sizes = {}
         for mode, name, value in (
@@ -130,6 +132,7 @@ class EstimatorModel(keras.Model):
         self._built_modes = set()
         self._train_optimizer = None
         self._host_call_fn = None
+        self.spec_hooks = {}
         self.align_loops_to = None
         self.last_loop = None
         self._trained_variables = []
@@ -235,6 +238,28 @@ class EstimatorModel(keras.Model):
                 self._config,
             )
 
+    def build_for(self, mode, x, y=None, batch_size=None):
+        """Creates everything `model_fn` uses in `mode`, from the input `x`.
+
+        `fit`, `evaluate` and `predict` build on their first batch; building
+        first lets a caller restore a checkpoint before any step runs (as
+        `TPUEstimator` does). An `input_fn` is called here, once: pass the
+        returned source on to `fit`/`evaluate`/`predict`.
+
+        Args:
+            mode: a `ModeKeys` value.
+            x: an `input_fn`, a dataset or arrays (see `fit`).
+            y: labels, when `x` holds features as arrays.
+            batch_size: the global batch size; defaults to this mode's.
+
+        Returns:
+            The input as a source that `fit`/`evaluate`/`predict` accept.
+        """
+        source = self._source(x, y, mode, batch_size or self._batch_sizes[mode])
+        batch_size = self._batch_size(mode, batch_size, source)
+        self._build_mode(mode, source.sample(batch_size))
+        return source
+
     def _build_mode(self, mode, batch):
         """Creates everything `model_fn` uses in `mode`, from a sample batch.
 
@@ -247,8 +272,13 @@ class EstimatorModel(keras.Model):
         features, labels = jax.tree.map(
             lambda a: keras.KerasTensor(a.shape, dtype=_dtype_name(a)), batch
         )
+        if mode == PREDICT:
+            labels = None
         with self.distribution.scope():
             spec = self._call(features, labels, mode, self._global_step_value(), True)
+            self.spec_hooks[mode] = {
+                TRAIN: spec.training_hooks, EVAL: spec.evaluation_hooks, PREDICT: spec.prediction_hooks
+            }[mode]
             if mode == TRAIN:
                 self._build_training(spec)
             elif mode == EVAL:
