@@ -24,10 +24,24 @@ if _keras.backend.backend() != "jax":
         "keras_tpu_estimator before keras."
     )
 
+from keras_tpu_estimator import checkpoint  # noqa: E402
 from keras_tpu_estimator import metrics  # noqa: E402
+from keras_tpu_estimator import summary  # noqa: E402
+from keras_tpu_estimator.checkpoint import WarmStartSettings  # noqa: E402
 from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
 from keras_tpu_estimator.config import RunConfig  # noqa: E402
 from keras_tpu_estimator.config import TPUConfig  # noqa: E402
+from keras_tpu_estimator.estimator import ExportSavedModelApiVersion  # noqa: E402
+from keras_tpu_estimator.estimator import TPUEstimator  # noqa: E402
+from keras_tpu_estimator.hooks import CheckpointSaverListener  # noqa: E402
+from keras_tpu_estimator.hooks import LoggingTensorHook  # noqa: E402
+from keras_tpu_estimator.hooks import NanLossDuringTrainingError  # noqa: E402
+from keras_tpu_estimator.hooks import NanTensorHook  # noqa: E402
+from keras_tpu_estimator.hooks import SessionRunArgs  # noqa: E402
+from keras_tpu_estimator.hooks import SessionRunContext  # noqa: E402
+from keras_tpu_estimator.hooks import SessionRunHook  # noqa: E402
+from keras_tpu_estimator.hooks import SessionRunValues  # noqa: E402
+from keras_tpu_estimator.hooks import StopAtStepHook  # noqa: E402
 from keras_tpu_estimator.model import EstimatorModel  # noqa: E402
 from keras_tpu_estimator.scope import VariableStore  # noqa: E402
 from keras_tpu_estimator.scope import get_global_step  # noqa: E402

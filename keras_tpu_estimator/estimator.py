@@ -1,0 +1,487 @@
+"""`TPUEstimator`: the estimator API over `EstimatorModel`, with `model_dir`.
+
+The facade keeps what estimator programs call — `train`, `evaluate`,
+`predict`, `get_variable_names`, `latest_checkpoint`, ... — and the
+estimator's contract that the checkpoints in `model_dir` are the model: every
+call starts from the latest checkpoint (or the one given), and training
+writes new ones. The steps themselves are `EstimatorModel`'s; this module only
+decides what to run, from which checkpoint, and what to write.
+
+```python
+est = kte.TPUEstimator(model_fn=model_fn, config=kte.RunConfig(
+    model_dir="runs/mnist", save_checkpoints_steps=100,
+    tpu_config=kte.TPUConfig(iterations_per_loop=50)),
+    train_batch_size=256, eval_batch_size=256, predict_batch_size=256)
+est.train(train_input_fn, max_steps=1000)   # resumes from model_dir
+est.evaluate(eval_input_fn, steps=20)       # {'loss', 'global_step', ...}
+for prediction in est.predict(predict_input_fn):
+    ...
+```
+"""
+
+import logging
+import os
+import tempfile
+import time
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator import checkpoint as checkpoint_lib
+from keras_tpu_estimator import hooks as hooks_lib
+from keras_tpu_estimator import summary as summary_lib
+from keras_tpu_estimator.config import RunConfig
+from keras_tpu_estimator.model import EstimatorModel
+from keras_tpu_estimator.model_fn import check_model_fn
+from keras_tpu_estimator.model_fn import check_params
+from keras_tpu_estimator.spec import ModeKeys
+
+_log = logging.getLogger("keras_tpu_estimator")
+
+
+class ExportSavedModelApiVersion:
+    """The `export_saved_model_api_version` values of TPUEstimator."""
+
+    V1 = 1
+    V2 = 2
+
+
+class TPUEstimator:
+    """Estimator with TPU support, on Keras 3 and JAX.
+
+    Args:
+        model_fn: `model_fn(features, labels, mode, params, config)` returning
+            a `TPUEstimatorSpec` or `EstimatorSpec`.
+        model_dir: where checkpoints and summaries go. If None, the config's
+            `model_dir`; if both are set they must agree; if neither, a
+            temporary directory.
+        config: a `kte.RunConfig`. Cannot be None.
+        params: hyper-parameters for `model_fn` and `input_fn`;
+            `batch_size` and `context` are reserved.
+        use_tpu: False runs everything on one host CPU device, with the
+            batch sizes unmodified.
+        train_batch_size: the global training batch size; required when
+            `use_tpu` is True. Must divide by the number of replicas.
+        eval_batch_size: the global evaluation batch size.
+        predict_batch_size: the global prediction batch size.
+        batch_axis: None, or zeros only: batches split along their major
+            dimension. Other axes are not supported (transpose in
+            `input_fn`).
+        eval_on_tpu: False evaluates on the host CPU.
+        export_to_tpu: kept for `export_saved_model`.
+        export_to_cpu: kept for `export_saved_model`.
+        warm_start_from: a checkpoint path (of this library or TensorFlow) or
+            a `kte.WarmStartSettings`, used when `model_dir` has no
+            checkpoint yet.
+        embedding_config_spec: must be None: TPU embedding tables are not
+            supported on this runtime (use `keras.layers.Embedding`).
+        export_saved_model_api_version: `ExportSavedModelApiVersion.V1` or
+            `V2`.
+
+    Raises:
+        ValueError: for a missing `config`, disagreeing model dirs, a missing
+            `train_batch_size` with `use_tpu`, reserved `params` keys, or an
+            argument this runtime cannot honour.
+    """
+
+    def __init__(
+        self,
+        model_fn=None,
+        model_dir=None,
+        config=None,
+        params=None,
+        use_tpu=True,
+        train_batch_size=None,
+        eval_batch_size=None,
+        predict_batch_size=None,
+        batch_axis=None,
+        eval_on_tpu=True,
+        export_to_tpu=True,
+        export_to_cpu=True,
+        warm_start_from=None,
+        embedding_config_spec=None,
+        export_saved_model_api_version=ExportSavedModelApiVersion.V1,
+    ):
+        if config is None or not isinstance(config, RunConfig):
+            raise ValueError(
+                "`config` must be provided with type `kte.RunConfig`. "
+                f"Received: config={config!r}"
+            )
+        check_model_fn(model_fn)
+        params = check_params(params)
+        if model_dir is not None and config.model_dir is not None:
+            if os.path.abspath(os.fspath(model_dir)) != os.path.abspath(config.model_dir):
+                raise ValueError(
+                    "`model_dir` are set both in constructor and `RunConfig`, but "
+                    f"with different values. In constructor: '{model_dir}', in "
+                    f"`RunConfig`: '{config.model_dir}'."
+                )
+        model_dir = model_dir or config.model_dir
+        if model_dir is None:
+            model_dir = tempfile.mkdtemp(prefix="kte_model_dir_")
+            _log.warning("Using temporary folder as model directory: %s", model_dir)
+        self._config = config.replace(model_dir=os.fspath(model_dir))
+        if use_tpu and train_batch_size is None:
+            raise ValueError("`train_batch_size` cannot be `None` when `use_tpu` is True.")
+        if batch_axis is not None and any(axis != 0 for axis in np.ravel(batch_axis)):
+            raise ValueError(
+                f"`batch_axis` {batch_axis!r} is not supported: batches are split "
+                "along their major dimension. Transpose the tensors in input_fn."
+            )
+        if embedding_config_spec is not None:
+            raise ValueError(
+                "`embedding_config_spec` (TPU embedding tables) is not supported "
+                "on this runtime. Use keras.layers.Embedding inside model_fn; "
+                "with num_cores_per_replica its table can be sharded."
+            )
+        if export_saved_model_api_version not in (1, 2):
+            raise ValueError(
+                "`export_saved_model_api_version` must be "
+                "ExportSavedModelApiVersion.V1 or V2 (1 or 2). Received: "
+                f"{export_saved_model_api_version!r}"
+            )
+        self._model_fn = model_fn
+        self._params = params
+        self._use_tpu = bool(use_tpu)
+        self._eval_on_tpu = bool(eval_on_tpu)
+        self._batch_sizes = dict(
+            train_batch_size=train_batch_size,
+            eval_batch_size=eval_batch_size,
+            predict_batch_size=predict_batch_size,
+        )
+        self.export_to_tpu = export_to_tpu
+        self.export_to_cpu = export_to_cpu
+        self.export_saved_model_api_version = export_saved_model_api_version
+        self._warm_start_from = warm_start_from
+        self._models = {}
+        # id(model) -> (checkpoint_path, step) the model holds, unchanged since.
+        self._loaded = {}
+        self._manager = checkpoint_lib.CheckpointManager(
+            self.model_dir, max_to_keep=self._config.keep_checkpoint_max
+        )
+        # Fail now, not at the first train(), on indivisible batch sizes.
+        self._model(ModeKeys.TRAIN)
+
+    # ------------------------------------------------------------------
+    # Properties of the reference.
+
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return self._config
+
+    @property
+    def params(self):
+        return dict(self._params)
+
+    @property
+    def model_fn(self):
+        """The `model_fn`, bound to `params`: `(features, labels, mode, config)`."""
+        model = self._model(ModeKeys.TRAIN)
+
+        def bound_model_fn(features, labels, mode, config):
+            del config
+            return model._call(features, labels, mode, model._global_step_value(), True)
+
+        return bound_model_fn
+
+    def eval_dir(self, name=None):
+        """The directory evaluation summaries go to: `eval` or `eval_<name>`."""
+        return os.path.join(self.model_dir, "eval" if not name else "eval_" + name)
+
+    def latest_checkpoint(self):
+        """The path of the newest checkpoint in `model_dir`, or None."""
+        return self._manager.latest_checkpoint()
+
+    def get_variable_names(self):
+        """The names of the variables in the latest checkpoint.
+
+        Raises:
+            ValueError: if there is no checkpoint yet.
+        """
+        return [name for name, _ in checkpoint_lib.list_variables(self._require_checkpoint())]
+
+    def get_variable_value(self, name):
+        """The value of the variable `name` in the latest checkpoint.
+
+        Raises:
+            ValueError: if there is no checkpoint yet, or no such variable.
+        """
+        return checkpoint_lib.load_variable(self._require_checkpoint(), name)
+
+    def _require_checkpoint(self):
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(
+                f"Could not find trained model in model_dir: {self.model_dir}."
+            )
+        return path
+
+    # ------------------------------------------------------------------
+    # The models: one for the accelerators, one on the host CPU when asked.
+
+    def _model(self, mode):
+        on_accelerator = self._use_tpu and (mode != ModeKeys.EVAL or self._eval_on_tpu)
+        if on_accelerator not in self._models:
+            model = EstimatorModel(
+                self._model_fn,
+                params=self._params,
+                config=self._config,
+                use_tpu=on_accelerator,
+                **self._batch_sizes,
+            )
+            model.compile()
+            self._models[on_accelerator] = model
+        return self._models[on_accelerator]
+
+    def _load(self, model, checkpoint_path=None):
+        """Makes `model` hold `checkpoint_path` (default: the latest).
+
+        Returns the global step loaded, or None with no checkpoint.
+        """
+        step = (
+            self._manager.latest_step()
+            if checkpoint_path is None
+            else _step_of(checkpoint_path)
+        )
+        if step is None:
+            return None
+        if self._loaded.get(id(model)) != (checkpoint_path, step):
+            manager = self._manager if checkpoint_path is None else _manager_of(checkpoint_path)
+            checkpoint_lib.restore_model(manager, model, step)
+            self._loaded[id(model)] = (checkpoint_path, step)
+        return step
+
+    # ------------------------------------------------------------------
+    # train / evaluate / predict.
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains from the latest checkpoint in `model_dir`.
+
+        Args:
+            input_fn: `input_fn(params)` returning a `tf.data.Dataset` (or
+                arrays); `params['batch_size']` is the per-process batch.
+            hooks: Keras callbacks or `SessionRunHook`s.
+            steps: train this many more steps. None with `max_steps` None:
+                until the input ends.
+            max_steps: train until the global step reaches this. At or past
+                it, returns at once without calling `input_fn`.
+            saving_listeners: `CheckpointSaverListener`s called around saves.
+
+        Returns:
+            self.
+
+        Raises:
+            ValueError: for both `steps` and `max_steps`, or either <= 0.
+        """
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        start = self._manager.latest_step() or 0
+        if max_steps is not None and start >= max_steps:
+            _log.info("Skipping training since max_steps has already saved.")
+            return self
+        model = self._model(ModeKeys.TRAIN)
+        source = model.build_for(ModeKeys.TRAIN, input_fn)
+        if self._load(model) is None:
+            self._warm_start(model)
+        remaining = steps if steps is not None else (
+            max_steps - model.global_step if max_steps is not None else None
+        )
+        if remaining is None and getattr(source, "is_infinite", lambda: False)():
+            raise ValueError(
+                "The training input is endless (repeated): give `steps` or `max_steps`."
+            )
+        callbacks = hooks_lib.as_callbacks(
+            [hooks_lib.NanTensorHook()]  # First: no checkpoint of NaN weights.
+            + list(hooks or [])
+            + list(model.spec_hooks.get(ModeKeys.TRAIN) or []),
+            ModeKeys.TRAIN,
+        )
+        callbacks.append(_CheckpointSaver(self, model, saving_listeners or []))
+        if self._config.log_step_count_steps:
+            callbacks.append(hooks_lib.LoggingCallback(self._config.log_step_count_steps))
+        if self._config.save_summary_steps:
+            callbacks.append(
+                summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps, model)
+            )
+        model.align_loops_to = self._config.save_checkpoints_steps
+        try:
+            with summary_lib.record_summaries(self.model_dir, lambda: model.global_step):
+                model.fit(source, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
+                          shuffle=False, verbose=0)
+        except BaseException:
+            self._loaded.pop(id(model), None)  # Unsaved steps: reload next time.
+            raise
+        return self
+
+    def _warm_start(self, model):
+        if self._warm_start_from is not None:
+            checkpoint_lib.warm_start(model, self._warm_start_from)
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates the given or latest checkpoint.
+
+        Args:
+            input_fn: `input_fn(params)` returning the evaluation input.
+            steps: evaluate at most this many batches; None: to the end of
+                the input, a final short batch counted exactly once.
+            hooks: Keras callbacks or `SessionRunHook`s.
+            checkpoint_path: a checkpoint to evaluate; default the latest.
+            name: the evaluation's name: summaries go to `eval_dir(name)`.
+
+        Returns:
+            A dict with `loss`, `global_step` and every metric.
+
+        Raises:
+            ValueError: with no checkpoint, or `steps` <= 0.
+        """
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if checkpoint_path is None:
+            checkpoint_path = self._require_checkpoint()
+        model = self._model(ModeKeys.EVAL)
+        source = model.build_for(ModeKeys.EVAL, input_fn)
+        step = self._load(model, checkpoint_path)
+        callbacks = hooks_lib.as_callbacks(
+            list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
+        )
+        results = model.evaluate(source, steps=steps, callbacks=callbacks, return_dict=True, verbose=0)
+        results["global_step"] = step
+        with summary_lib.record_summaries(self.eval_dir(name), lambda: step):
+            for key, value in results.items():
+                if key != "global_step" and np.ndim(value) == 0:
+                    summary_lib.scalar(key, value)
+        return results
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions of the given or latest checkpoint, lazily.
+
+        Args:
+            input_fn: `input_fn(params)` returning features (a finite input
+                ends the generator).
+            predict_keys: the prediction keys to keep; None keeps all.
+            hooks: Keras callbacks or `SessionRunHook`s.
+            checkpoint_path: a checkpoint to use; default the latest (with
+                none, freshly initialized weights, as TensorFlow did).
+            yield_single_examples: one dict per example (default), or one
+                dict of batched arrays per batch.
+
+        Yields:
+            Dicts of predictions (or arrays, when `predictions` is a tensor).
+
+        Raises:
+            ValueError: for an unknown key in `predict_keys`.
+        """
+        model = self._model(ModeKeys.PREDICT)
+        source = model.build_for(ModeKeys.PREDICT, input_fn)
+        if self._load(model, checkpoint_path) is None:
+            _log.warning(
+                "Could not find trained model in model_dir: %s, running "
+                "initialization to predict.", self.model_dir,
+            )
+        callbacks = hooks_lib.as_callbacks(
+            list(hooks or []) + list(model.spec_hooks.get(ModeKeys.PREDICT) or []), ModeKeys.PREDICT
+        )
+        if isinstance(predict_keys, str):
+            predict_keys = [predict_keys]
+        for batch in model.predict_batches(source, callbacks=callbacks):
+            batch = _select(batch, predict_keys)
+            if not yield_single_examples:
+                yield batch
+                continue
+            rows = len(next(iter(batch.values()))) if isinstance(batch, dict) else len(batch)
+            for i in range(rows):
+                yield {k: v[i] for k, v in batch.items()} if isinstance(batch, dict) else batch[i]
+
+
+def _manager_of(checkpoint_path):
+    return checkpoint_lib.CheckpointManager(os.path.dirname(os.path.normpath(checkpoint_path)))
+
+
+def _step_of(checkpoint_path):
+    """The global step of the checkpoint at `checkpoint_path`."""
+    manager = _manager_of(checkpoint_path)
+    for step in manager.all_steps():
+        if os.path.normpath(manager.path(step)) == os.path.normpath(checkpoint_path):
+            return step
+    raise ValueError(f"`checkpoint_path` {checkpoint_path!r} is not a checkpoint.")
+
+
+def _select(predictions, keys):
+    if keys is None:
+        return predictions
+    if not isinstance(predictions, dict):
+        raise ValueError(
+            "`predict_keys` needs predictions as a dict; model_fn returned a "
+            "single tensor."
+        )
+    unknown = [k for k in keys if k not in predictions]
+    if unknown:
+        raise ValueError(
+            f"Expected to run at least one output from {sorted(predictions)}, "
+            f"provided {list(keys)} ({unknown} unknown)."
+        )
+    return {k: predictions[k] for k in keys}
+
+
+class _CheckpointSaver(keras.callbacks.Callback):
+    """Saves `model_dir` checkpoints as the RunConfig says.
+
+    A checkpoint at the start of training when `model_dir` has none, every
+    `save_checkpoints_steps` steps (loops end exactly there) or
+    `save_checkpoints_secs` seconds, and at the end. With both None,
+    nothing is saved, as in TensorFlow.
+    """
+
+    def __init__(self, estimator, model, listeners):
+        super().__init__()
+        self._estimator = estimator
+        self._listeners = listeners
+        self._every_steps = estimator.config.save_checkpoints_steps
+        self._every_secs = estimator.config.save_checkpoints_secs
+        self._enabled = bool(self._every_steps or self._every_secs)
+        self._last_time = time.time()
+        self._owner = model
+
+    def _save(self):
+        model, manager = self._owner, self._estimator._manager
+        step = model.global_step
+        if manager.latest_step() == step:
+            return
+        for listener in self._listeners:
+            listener.before_save(None, step)
+        checkpoint_lib.save_model(manager, model)
+        self._estimator._loaded[id(model)] = (None, step)
+        self._last_time = time.time()
+        for listener in self._listeners:
+            if listener.after_save(None, step):
+                model.stop_training = True
+
+    def on_train_begin(self, logs=None):
+        for listener in self._listeners:
+            listener.begin()
+        if self._enabled and self._estimator._manager.latest_step() is None:
+            self._save()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if not self._enabled:
+            return
+        step = self._owner.global_step
+        due_steps = self._every_steps and step % self._every_steps == 0
+        due_secs = self._every_secs and time.time() - self._last_time >= self._every_secs
+        if due_steps or due_secs:
+            self._save()
+
+    def on_train_end(self, logs=None):
+        if self._enabled:
+            self._save()
+        for listener in self._listeners:
+            listener.end(None, self._owner.global_step)

@@ -1,0 +1,224 @@
+"""TensorBoard summaries: the default writer, scalars read back, the training callback."""
+
+import os
+import threading
+
+import keras
+import numpy as np
+import pytest
+
+import keras_tpu_estimator as kte
+from keras_tpu_estimator import summary
+
+TRAIN, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.PREDICT
+BATCH = 16
+
+
+def event_files(logdir):
+    return [f for f in os.listdir(logdir) if f.startswith("events.out.tfevents.")]
+
+
+def make_model(model_fn, loop=4, every=1):
+    config = kte.RunConfig(
+        tpu_config=kte.TPUConfig(iterations_per_loop=loop, experimental_host_call_every_n_steps=every)
+    )
+    model = kte.EstimatorModel(model_fn, config=config, train_batch_size=BATCH)
+    model.compile()
+    return model
+
+
+def linear_fn(features, labels, mode):
+    """loss = mean(x) * w, SGD(0.1): on ones, the loss of step k is 1 - 0.1 k."""
+    w = kte.get_variable("w", shape=(), initializer="ones")
+    loss = keras.ops.mean(features) * w
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+
+
+def ones(steps):
+    return np.ones((BATCH * steps, 1), "float32")
+
+
+# -- scalar / histogram / flush. ----------------------------------------------
+
+
+def test_outside_record_summaries_nothing_is_written(tmp_path):
+    assert summary.scalar("loss", 1.0, step=1) is False
+    assert summary.histogram("w", [1.0, 2.0], step=1) is False
+    summary.flush()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scalars_are_read_back_by_tag_and_step(tmp_path):
+    with summary.record_summaries(tmp_path):
+        assert summary.scalar("loss", np.float32(0.5), step=2) is True
+        summary.scalar("loss", 0.25, step=np.int32(4))
+        summary.scalar("accuracy", keras.ops.convert_to_tensor(0.75), step=4)
+    assert summary.read_scalars(tmp_path) == {
+        "loss": [(2, 0.5), (4, 0.25)],
+        "accuracy": [(4, 0.75)],
+    }
+
+
+def test_the_step_defaults_to_the_step_fn_of_the_context(tmp_path):
+    step = [3]
+    with summary.record_summaries(tmp_path, step_fn=lambda: step[0]):
+        summary.scalar("loss", 1.0)
+        step[0] = 7
+        summary.scalar("loss", 2.0)
+    assert summary.read_scalars(tmp_path) == {"loss": [(3, 1.0), (7, 2.0)]}
+
+
+def test_contexts_nest_and_the_innermost_wins(tmp_path):
+    outer, inner = tmp_path / "outer", tmp_path / "inner"
+    with summary.record_summaries(outer):
+        with summary.record_summaries(inner):
+            summary.scalar("a", 1.0, step=1)
+        summary.scalar("b", 2.0, step=1)
+    assert summary.read_scalars(inner) == {"a": [(1, 1.0)]}
+    assert summary.read_scalars(outer) == {"b": [(1, 2.0)]}
+
+
+def test_one_directory_gets_one_event_file_from_nested_writers(tmp_path):
+    with summary.record_summaries(tmp_path, lambda: 1):
+        with summary.record_summaries(tmp_path, lambda: 2):
+            summary.scalar("a", 1.0)
+        summary.scalar("a", 2.0)
+    assert len(event_files(tmp_path)) == 1
+    assert summary.read_scalars(tmp_path) == {"a": [(1, 2.0), (2, 1.0)]}
+
+
+def test_the_default_writer_is_per_thread(tmp_path):
+    written = []
+    with summary.record_summaries(tmp_path, lambda: 0):
+        thread = threading.Thread(target=lambda: written.append(summary.scalar("a", 1.0)))
+        thread.start()
+        thread.join()
+    assert written == [False]
+
+
+def test_histograms_are_written(tmp_path):
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+
+    with summary.record_summaries(tmp_path, lambda: 5):
+        assert summary.histogram("weights", np.arange(10.0)) is True
+    (path,) = event_files(tmp_path)
+    tags = [
+        (v.tag, event.step)
+        for record in tf.data.TFRecordDataset(str(tmp_path / path))
+        for event in [event_pb2.Event.FromString(record.numpy())]
+        for v in event.summary.value
+    ]
+    assert tags == [("weights", 5)]
+    assert summary.read_scalars(tmp_path) == {}  # Not a scalar.
+
+
+def test_flush_makes_scalars_readable_inside_the_context(tmp_path):
+    with summary.record_summaries(tmp_path, lambda: 1):
+        summary.scalar("a", 1.0)
+        summary.flush()
+        assert summary.read_scalars(tmp_path) == {"a": [(1, 1.0)]}
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"name": "", "value": 1.0, "step": 1}, "`name` must be a non-empty string"),
+        ({"name": "a", "value": [1.0, 2.0], "step": 1}, r"must be one number. Received: value of shape \(2,\)"),
+        ({"name": "a", "value": "x", "step": 1}, "must be one number"),
+        ({"name": "a", "value": 1.0, "step": 1.5}, r"`step` of summary 'a' must be an integer. Received: step=1.5"),
+        ({"name": "a", "value": 1.0}, "has no `step`, and record_summaries was given no `step_fn`"),
+    ],
+    ids=["empty-name", "vector", "string", "float-step", "no-step"],
+)
+def test_scalar_arguments(tmp_path, kwargs, message):
+    with summary.record_summaries(tmp_path):
+        with pytest.raises(ValueError, match=message):
+            summary.scalar(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"logdir": None}, "`logdir` must be a directory path. Received: logdir=None"),
+        ({"logdir": "x", "step_fn": 3}, "`step_fn` must be None or a function"),
+    ],
+)
+def test_record_summaries_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        with summary.record_summaries(**kwargs):
+            pass
+
+
+def test_read_scalars_of_a_missing_directory_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="`logdir` is not a directory"):
+        summary.read_scalars(tmp_path / "missing")
+
+
+def test_read_scalars_of_a_directory_without_events_is_empty(tmp_path):
+    assert summary.read_scalars(tmp_path) == {}
+
+
+# -- host_call writing summaries, the pattern of TPUEstimator programs. -------
+
+
+def summarizing_fn(features, labels, mode):
+    w = kte.get_variable("w", shape=(), initializer="ones")
+    loss = keras.ops.mean(features) * w
+
+    def host_call(gs, loss):
+        summary.scalar("loss", loss[0], step=gs[0])
+
+    step = keras.ops.reshape(kte.get_global_step(), (1,))
+    return kte.TPUEstimatorSpec(
+        mode, loss=loss, train_op=keras.optimizers.SGD(0.1),
+        host_call=(host_call, [step, keras.ops.reshape(loss, (1,))]),
+    )
+
+
+@pytest.mark.parametrize("every, steps", [(1, list(range(10))), (3, [0, 3, 6, 9])])
+def test_a_host_call_writes_scalars_at_its_steps(tmp_path, every, steps):
+    model = make_model(summarizing_fn, loop=4, every=every)
+    with summary.record_summaries(tmp_path, lambda: model.global_step):
+        model.fit((ones(10), None), shuffle=False, verbose=0)
+    assert len(event_files(tmp_path)) == 1
+    written = summary.read_scalars(tmp_path)["loss"]
+    assert [s for s, _ in written] == steps
+    np.testing.assert_allclose([v for _, v in written], [1 - 0.1 * s for s in steps], atol=1e-6)
+
+
+def test_a_host_call_outside_record_summaries_writes_nothing(tmp_path):
+    model = make_model(summarizing_fn)
+    model.fit((ones(4), None), verbose=0)
+    assert model.global_step == 4 and list(tmp_path.iterdir()) == []
+
+
+# -- SummaryCallback. ---------------------------------------------------------
+
+
+def test_summary_callback_writes_the_loss_of_every_nth_step_and_the_speed(tmp_path):
+    model = make_model(linear_fn, loop=4)
+    callback = summary.SummaryCallback(tmp_path, 3, model)
+    model.fit((ones(10), None), callbacks=[callback], shuffle=False, verbose=0)
+    scalars = summary.read_scalars(tmp_path)
+    # The loss of the n-th step (its global step after it) is 1 - 0.1 (n - 1).
+    assert [s for s, _ in scalars["loss"]] == [3, 6, 9]
+    np.testing.assert_allclose([v for _, v in scalars["loss"]], [0.8, 0.5, 0.2], atol=1e-6)
+    # Loops end at 4, 8, 10; the first only starts the clock.
+    assert [s for s, _ in scalars["global_step/sec"]] == [8, 10]
+    assert all(v > 0 for _, v in scalars["global_step/sec"])
+
+
+def test_summary_callback_shares_the_event_file_of_record_summaries(tmp_path):
+    model = make_model(linear_fn, loop=2)
+    with summary.record_summaries(tmp_path, lambda: model.global_step):
+        model.fit((ones(4), None), callbacks=[summary.SummaryCallback(tmp_path, 2)], verbose=0)
+        summary.scalar("other", 1.0)
+    assert len(event_files(tmp_path)) == 1
+    assert set(summary.read_scalars(tmp_path)) == {"loss", "global_step/sec", "other"}
+
+
+@pytest.mark.parametrize("value", [0, 1.5, None])
+def test_summary_callback_every_n_steps_must_be_a_positive_int(tmp_path, value):
+    with pytest.raises(ValueError, match=f"every_n_steps={value!r}"):
+        summary.SummaryCallback(tmp_path, value)
