@@ -806,15 +806,13 @@ class EstimatorModel(keras.Model):
             x, y, EVAL, batch_size, verbose, steps, callbacks
         )
         callbacks.on_test_begin()
-        for metric in [self._eval_loss] + list(self._eval_metrics.values()):
-            metric.reset_state()
         chunks = self._chunks(
             source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps
         )
         step = 0
         with chunks:
-            chunk = self._first_chunk(chunks, EVAL)
-            for metric in self._eval_metrics.values():  # Created by the first build.
+            chunk = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
+            for metric in [self._eval_loss] + list(self._eval_metrics.values()):
                 metric.reset_state()
             while chunk is not None:
                 callbacks.on_test_batch_begin(step)
