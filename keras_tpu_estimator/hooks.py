@@ -213,8 +213,13 @@ def _check_fetches(fetches, mode, owner):
             f"{owner} asked to fetch {_describe(fetches)}. There is no graph on "
             "this runtime: a hook fetches values by name, and in mode "
             f"{mode!r} the names are {list(names)} (or lists, tuples and "
-            "dicts of them). 'loss' is the loss of the loop's last step, "
-            "'losses' the loss of every step of the loop."
+            "dicts of them)."
+            + (
+                " 'loss' is the loss of the loop's last step, 'losses' the "
+                "loss of every step of the loop."
+                if mode == ModeKeys.TRAIN
+                else ""
+            )
         )
 
     check(fetches)
@@ -227,7 +232,7 @@ def _resolve(fetches, values):
     if isinstance(fetches, str):
         return values(fetches)
     if isinstance(fetches, dict):
-        return type(fetches)((k, _resolve(v, values)) for k, v in fetches.items())
+        return {k: _resolve(v, values) for k, v in fetches.items()}
     items = [_resolve(v, values) for v in fetches]
     if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
         return type(fetches)(*items)
@@ -274,7 +279,9 @@ class SessionRunHook:
 
 
 def _is_hook(value):
-    return any(callable(getattr(value, name, None)) for name in ("begin", "before_run", "after_run", "end"))
+    return any(
+        callable(getattr(value, name, None)) for name in ("begin", "before_run", "after_run", "end")
+    )
 
 
 class HookCallback(keras.callbacks.Callback):
@@ -297,6 +304,7 @@ class HookCallback(keras.callbacks.Callback):
         mode: the `kte.ModeKeys` value of the loop it runs in.
 
     Raises:
+        TypeError: for a `hook` with none of the `SessionRunHook` methods.
         ValueError: for an unknown `mode`; at the first loop, for
             `SessionRunArgs` that fetch anything but the mode's names.
     """
@@ -614,9 +622,10 @@ class LoggingTensorHook(SessionRunHook):
 
     Raises:
         ValueError: unless exactly one of `every_n_iter` and `every_n_secs`
-            is given (or neither, with `at_end=True`); for `every_n_iter` <= 0
-            or `tensors` not a list or dict. At the first loop, for a name
-            that cannot be fetched (a tensor of `model_fn`, for instance).
+            is given (or neither, with `at_end=True`); for `every_n_iter` <= 0,
+            `tensors` not a list or dict, or a tensor (of `model_fn`, say)
+            instead of a name. At the first loop, for a name that cannot be
+            fetched in the loop's mode.
 
     Example:
 
@@ -654,6 +663,13 @@ class LoggingTensorHook(SessionRunHook):
             raise ValueError(
                 "`tensors` must be a list of names or a dict of tag to name. "
                 f"Received: tensors={_describe(tensors)}"
+            )
+        not_names = {tag: name for tag, name in self._tensors.items() if not isinstance(name, str)}
+        if not_names:
+            raise ValueError(
+                "LoggingTensorHook logs values by name: there is no graph, so a "
+                "tensor of model_fn cannot be fetched. Use the names "
+                f"{list(FETCHABLE[ModeKeys.TRAIN])}. Received: {_describe(not_names)}"
             )
         if formatter is not None and not callable(formatter):
             raise ValueError(f"`formatter` must be callable. Received: formatter={formatter!r}")

@@ -115,7 +115,8 @@ def record_summaries(logdir, step_fn=None):
     """
     if step_fn is not None and not callable(step_fn):
         raise ValueError(
-            f"`step_fn` must be None or a function returning the step. Received: step_fn={step_fn!r}"
+            "`step_fn` must be None or a function returning the step. "
+            f"Received: step_fn={step_fn!r}"
         )
     entry = (_acquire(logdir), step_fn)
     stack = _stack()
@@ -255,7 +256,8 @@ def read_scalars(logdir):
     from tensorflow.core.util import event_pb2
 
     scalars = {}
-    for path in sorted(glob.glob(os.path.join(glob.escape(os.fspath(logdir)), "events.out.tfevents.*"))):
+    pattern = os.path.join(glob.escape(os.fspath(logdir)), "events.out.tfevents.*")
+    for path in sorted(glob.glob(pattern)):
         for record in tf.data.TFRecordDataset(path):
             event = event_pb2.Event.FromString(record.numpy())
             for value in event.summary.value:

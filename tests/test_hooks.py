@@ -221,6 +221,17 @@ def test_hooks_run_once_per_loop_in_evaluate_and_predict(mode):
     assert recorder.calls[-1] == ("end", 4)
 
 
+@pytest.mark.parametrize(
+    "mode, flag", [(EVAL, "stop_evaluating"), (PREDICT, "stop_predicting")], ids=["eval", "predict"]
+)
+def test_request_stop_sets_the_keras_stop_flag_of_the_mode(mode, flag):
+    callback = hooks.HookCallback(Recorder(stop_after=1), mode)
+    callback.set_model(make_model())
+    callback.on_test_begin() if mode == EVAL else callback.on_predict_begin()
+    callback.on_test_batch_end(0) if mode == EVAL else callback.on_predict_batch_end(0)
+    assert getattr(callback.model, flag) is True
+
+
 def test_a_hook_of_another_mode_is_not_called():
     recorder = Recorder()
     make_model().evaluate((ones(2), None), callbacks=hooks.as_callbacks([recorder], TRAIN), verbose=0)
@@ -285,9 +296,17 @@ def test_logging_tensor_hook_arguments(kwargs, message):
         hooks.LoggingTensorHook(["loss"], **kwargs)
 
 
-def test_logging_tensor_hook_tensors_must_be_a_list_or_dict():
-    with pytest.raises(ValueError, match="`tensors` must be a list of names or a dict"):
-        hooks.LoggingTensorHook(3, every_n_iter=1)
+@pytest.mark.parametrize(
+    "tensors, message",
+    [
+        (3, "`tensors` must be a list of names or a dict"),
+        ({"loss": keras.ops.ones(())}, "LoggingTensorHook logs values by name"),
+    ],
+    ids=["not-a-collection", "a-tensor"],
+)
+def test_logging_tensor_hook_tensors_must_be_names(tensors, message):
+    with pytest.raises(ValueError, match=message):
+        hooks.LoggingTensorHook(tensors, every_n_iter=1)
 
 
 def messages(caplog):
@@ -367,7 +386,8 @@ class SaverRecorder(keras.callbacks.Callback):
 @pytest.mark.filterwarnings("ignore:invalid value encountered")
 @pytest.mark.parametrize("value", [np.nan, np.inf], ids=["nan", "inf"])
 def test_nan_loss_raises_naming_the_first_bad_step(value):
-    with pytest.raises(hooks.NanLossDuringTrainingError, match="NaN loss during training. The loss of global step 5") as info:
+    message = r"NaN loss during training\. The loss of global step 5 is"
+    with pytest.raises(hooks.NanLossDuringTrainingError, match=message) as info:
         fit(make_model(loop=4), [hooks.NanTensorHook()], x=nan_at(5, value=value))
     assert info.value.global_step == 5
     assert isinstance(info.value, RuntimeError)
