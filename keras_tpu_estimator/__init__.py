@@ -25,6 +25,7 @@ if _keras.backend.backend() != "jax":
     )
 
 from keras_tpu_estimator import checkpoint  # noqa: E402
+from keras_tpu_estimator import hooks  # noqa: E402
 from keras_tpu_estimator import metrics  # noqa: E402
 from keras_tpu_estimator import summary  # noqa: E402
 from keras_tpu_estimator.checkpoint import WarmStartSettings  # noqa: E402

@@ -805,6 +805,7 @@ class EstimatorModel(keras.Model):
         source, batch_size, callbacks = self._inference_setup(
             x, y, EVAL, batch_size, verbose, steps, callbacks
         )
+        self.stop_evaluating = False
         callbacks.on_test_begin()
         chunks = self._chunks(
             source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps
@@ -819,6 +820,8 @@ class EstimatorModel(keras.Model):
                 self._run_chunk(EVAL, chunk)
                 step += chunk.steps
                 callbacks.on_test_batch_end(step - 1, {})
+                if self.stop_evaluating:
+                    break
                 chunk = next(chunks, None)
         results = {"loss": _to_python(self._eval_loss.result())}
         for name, metric in self._eval_metrics.items():
@@ -868,6 +871,7 @@ class EstimatorModel(keras.Model):
         source, batch_size, callbacks = self._inference_setup(
             x, None, PREDICT, batch_size, verbose, steps, callbacks
         )
+        self.stop_predicting = False
         callbacks.on_predict_begin()
         chunks = self._chunks(
             source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps
@@ -884,6 +888,8 @@ class EstimatorModel(keras.Model):
                 step += chunk.steps
                 callbacks.on_predict_batch_end(step - 1, {"outputs": outputs})
                 yield outputs
+                if self.stop_predicting:
+                    break
                 chunk = next(chunks, None)
         callbacks.on_predict_end()
 

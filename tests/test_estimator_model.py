@@ -706,3 +706,20 @@ def test_last_loop_reports_its_first_step_and_losses():
     model.fit(make_data(n=16 * 10), verbose=0)
     assert model.last_loop.first_step == 8
     assert model.last_loop.losses.shape == (2,)
+
+
+@pytest.mark.parametrize("method", ["evaluate", "predict"])
+def test_a_callback_can_stop_evaluation_and_prediction_after_a_loop(method):
+    flag = "stop_evaluating" if method == "evaluate" else "stop_predicting"
+    hook = "on_test_batch_end" if method == "evaluate" else "on_predict_batch_end"
+    ends = []
+
+    def stop(batch, logs):
+        ends.append(batch)
+        setattr(model, flag, True)
+
+    model = make_model(iterations_per_loop=2)
+    callback = keras.callbacks.LambdaCallback(**{hook: stop})
+    getattr(model, method)(make_data(n=160)[0] if method == "predict" else make_data(n=160),
+                           callbacks=[callback], verbose=0)
+    assert ends == [1]
