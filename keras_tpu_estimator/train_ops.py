@@ -1,0 +1,241 @@
+"""Training by assignment: how a TF1 `train_op` runs in a compiled JAX step.
+
+A TF1 `model_fn` trains by side effect. `optimizer.minimize(loss)`, or
+`tf.gradients(loss, tvars)` followed by `apply_gradients`, builds operations
+that *assign* new values to variables, and one of them is returned as the
+spec's `train_op`. JAX has no tape to ask for gradients after the fact, so
+`EstimatorModel` runs such a `model_fn` twice inside one compiled step:
+
+1. differentiated: `gradients(loss, variables)` records which loss was asked
+   for and returns zeros of the right shapes; the step then differentiates
+   each recorded loss with respect to every trainable variable;
+2. not differentiated: the i-th `gradients` call returns the gradients of
+   the i-th recorded loss, and every assignment (`apply_gradients`,
+   `variable.assign`) writes the variable's new value. The variables' values
+   after this pass are the step's new state.
+
+XLA removes the part of the second forward computation that nothing uses.
+The step's global step is a variable `global_step` of the store, advanced by
+exactly one per step whatever the `model_fn` assigns to it.
+
+```python
+def model_fn(features, labels, mode, params):
+    loss = ...
+    grads = tf1.gradients(loss, tf1.trainable_variables())   # recorded, then real
+    grads, _ = tf1.clip_by_global_norm(grads, 1.0)
+    train_op = optimizer.apply_gradients(zip(grads, tvars))   # assignments
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+```
+"""
+
+import contextlib
+import threading
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+
+from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import scope
+from keras_tpu_estimator.spec import ModeKeys
+
+GLOBAL_STEP = "global_step"
+
+_state = threading.local()
+
+
+class TrainOp:
+    """What a TF1 training operation returns: a handle, not a value.
+
+    `minimize`, `apply_gradients`, `group` and `no_op` return one. Its
+    effects (the assignments) already happened when it is returned; the
+    engine recognises it as the spec's `train_op` and runs the step by
+    assignment.
+
+    Args:
+        name: the operation's name, for messages.
+    """
+
+    def __init__(self, name=None):
+        self.name = name
+
+    def __repr__(self):
+        return f"TrainOp(name={self.name!r})"
+
+
+def is_train_op(value):
+    """Whether `value` can be a `train_op` trained by assignment.
+
+    A `TrainOp`, a tensor or variable (what `tf.assign` returns), or a list
+    or tuple of them (what TF1 accepted through `tf.group`).
+    """
+    if isinstance(value, (list, tuple)):
+        return all(is_train_op(v) for v in value)
+    return isinstance(
+        value, (TrainOp, keras.Variable, keras.KerasTensor, jax.Array, np.ndarray)
+    ) or isinstance(value, jax.core.Tracer)
+
+
+def _as_variable(value, argument):
+    if isinstance(value, keras.Variable):
+        return value
+    variable = getattr(value, "variable", None)  # compat.v1's VariableView.
+    if isinstance(variable, keras.Variable):
+        return variable
+    raise TypeError(
+        f"`{argument}` must hold variables (keras.Variable): gradients are "
+        f"taken with respect to variables only. Received: {value!r}"
+    )
+
+
+class _Recording:
+    """Pass 1: the `(loss, variables)` of every `gradients` call."""
+
+    def __init__(self, differentiated):
+        self.differentiated = {id(v): v for v in differentiated}
+        self.requests = []
+
+
+class _Replay:
+    """Pass 2: the real gradients, `{id(variable): gradient}` per recorded call."""
+
+    def __init__(self, gradients):
+        self.gradients = gradients
+        self.calls = 0
+
+
+@contextlib.contextmanager
+def _active(state):
+    previous = getattr(_state, "active", None)
+    _state.active = state
+    try:
+        yield state
+    finally:
+        _state.active = previous
+
+
+def gradients(ys, xs):
+    """The gradients of `ys` (summed) with respect to the variables `xs`.
+
+    In the differentiated pass of a training step, the request is recorded
+    and zeros come back; in the second pass, the real gradients. Elsewhere
+    (the build pass, evaluation) zeros come back.
+
+    Args:
+        ys: a scalar tensor, or a list of tensors whose sum is differentiated.
+        xs: a list of variables.
+
+    Returns:
+        A list of arrays, one per variable of `xs`, shaped like it.
+
+    Raises:
+        TypeError: if `xs` holds something other than variables.
+        ValueError: if a variable of `xs` is not differentiated by the step
+            (not trainable, or created after the TRAIN mode was built), or
+            `model_fn` asks for more gradients than in its first pass.
+    """
+    single = not isinstance(xs, (list, tuple))
+    variables = [_as_variable(x, "xs") for x in ([xs] if single else list(xs))]
+    state = getattr(_state, "active", None)
+    if isinstance(state, _Replay):
+        if state.calls >= len(state.gradients):
+            raise ValueError(
+                "model_fn asked for gradients more times in the second pass of "
+                "the training step than in the first: model_fn must make the "
+                "same `gradients`/`compute_gradients` calls on every call."
+            )
+        found = state.gradients[state.calls]
+        state.calls += 1
+        result = [found[id(v)] for v in variables]
+    else:
+        if isinstance(state, _Recording):
+            strangers = [v.path for v in variables if id(v) not in state.differentiated]
+            if strangers:
+                raise ValueError(
+                    f"Cannot take gradients with respect to {strangers}: the training "
+                    "step differentiates the trainable variables that existed when "
+                    "the TRAIN mode was built. Create them with trainable=True in "
+                    "the TRAIN model_fn."
+                )
+            if isinstance(ys, (list, tuple)):
+                ys = sum(jnp.sum(y) for y in ys)
+            state.requests.append((jnp.reshape(ys, ()), variables))
+        result = [jnp.zeros(v.shape, v.dtype) for v in variables]
+    return result[0] if single else result
+
+
+def train_by_assignment(run, trainable_variables, trainable, rest_values, step_index):
+    """One training step of a `model_fn` whose `train_op` assigns.
+
+    Args:
+        run: `run(trainable, rest_values) -> (outputs, new_values)`: runs
+            `model_fn` with the variables bound to these values and returns
+            the step's outputs (arrays: the loss, host-call tensors) and the
+            values of all variables after it (the trainable ones, then the
+            rest), traced.
+        trainable_variables: the differentiated variables.
+        trainable: their values.
+        rest_values: the values of every other variable of the store.
+        step_index: the position of `global_step` in `rest_values`.
+
+    Returns:
+        `(new_trainable, new_rest, outputs)`: the values after the step
+        (`global_step` advanced by one) and the first pass's outputs.
+    """
+    recording = _Recording(trainable_variables)
+
+    def first_pass(trainable):
+        with _active(recording):
+            outputs, _ = run(trainable, rest_values)
+        return [loss for loss, _ in recording.requests], outputs
+
+    losses, pullback, outputs = jax.vjp(first_pass, list(trainable), has_aux=True)
+    found = []
+    for k in range(len(losses)):
+        cotangent = [jnp.ones_like(l) if i == k else jnp.zeros_like(l) for i, l in enumerate(losses)]
+        (grads,) = pullback(cotangent)
+        found.append({id(v): g for v, g in zip(trainable_variables, grads)})
+    with _active(_Replay(found)):
+        _, values = run(list(trainable), rest_values)
+    new_trainable = values[: len(trainable)]
+    new_rest = list(values[len(trainable) :])
+    step = rest_values[step_index]
+    new_rest[step_index] = (step + 1).astype(step.dtype)
+    return new_trainable, new_rest, outputs
+
+
+def global_step_variable(store):
+    """The store's TF1 `global_step` variable, or None."""
+    return store.created_variables.get(GLOBAL_STEP)
+
+
+def create_global_step(store):
+    """Creates the store's `global_step` variable (int, 0) at the top level, once.
+
+    Its dtype is int64 when JAX has 64-bit types enabled, else int32 (JAX's
+    default; TF1 used int64).
+    """
+    variable = global_step_variable(store)
+    if variable is None:
+        dtype = "int64" if jax.config.jax_enable_x64 else "int32"
+        with _keras_internals.absolute_name_scope(""):
+            variable = keras.Variable(
+                np.zeros((), dtype), dtype=dtype, trainable=False, name=GLOBAL_STEP
+            )
+        store.created_variables[GLOBAL_STEP] = variable
+    return variable
+
+
+def current_store_global_step():
+    """Inside `model_fn`: the `global_step` variable, created when building TRAIN.
+
+    Returns the store's variable when it exists (its value is the step's);
+    in a TRAIN build pass it is created; otherwise (evaluation of a model
+    not built for training) the current step as a tensor.
+    """
+    context = scope._current("train.get_or_create_global_step")
+    variable = global_step_variable(context.store)
+    if variable is None and context.building and context.mode == ModeKeys.TRAIN:
+        variable = create_global_step(context.store)
+    return variable if variable is not None else context.global_step
