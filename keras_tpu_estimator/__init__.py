@@ -25,15 +25,19 @@ if _keras.backend.backend() != "jax":
     )
 
 from keras_tpu_estimator import checkpoint  # noqa: E402
+from keras_tpu_estimator import export  # noqa: E402
+from keras_tpu_estimator import distribute  # noqa: E402
 from keras_tpu_estimator import hooks  # noqa: E402
 from keras_tpu_estimator import metrics  # noqa: E402
 from keras_tpu_estimator import summary  # noqa: E402
 from keras_tpu_estimator.checkpoint import WarmStartSettings  # noqa: E402
+from keras_tpu_estimator.context import TPUContext  # noqa: E402
 from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
 from keras_tpu_estimator.config import RunConfig  # noqa: E402
 from keras_tpu_estimator.config import TPUConfig  # noqa: E402
 from keras_tpu_estimator.estimator import ExportSavedModelApiVersion  # noqa: E402
 from keras_tpu_estimator.estimator import TPUEstimator  # noqa: E402
+from keras_tpu_estimator.export import inference_on_tpu  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverListener  # noqa: E402
 from keras_tpu_estimator.hooks import LoggingTensorHook  # noqa: E402
 from keras_tpu_estimator.hooks import NanLossDuringTrainingError  # noqa: E402
@@ -56,5 +60,10 @@ from keras_tpu_estimator.spec import ModeKeys  # noqa: E402
 from keras_tpu_estimator.spec import PredictOutput  # noqa: E402
 from keras_tpu_estimator.spec import RegressionOutput  # noqa: E402
 from keras_tpu_estimator.spec import TPUEstimatorSpec  # noqa: E402
+from keras_tpu_estimator.strategy import PerReplica  # noqa: E402
+from keras_tpu_estimator.strategy import TPUStrategy  # noqa: E402
+from keras_tpu_estimator.strategy import VariableAggregation  # noqa: E402
+from keras_tpu_estimator.strategy import get_replica_context  # noqa: E402
+from keras_tpu_estimator.strategy import get_tower_context  # noqa: E402
 
 __version__ = "0.1.0"

@@ -280,6 +280,60 @@ class BatchSource:
             yield _stack(pending)
 
 
+class GroupedSource(BatchSource):
+    """Batches of several `input_fn` calls, or several batches of one, as one.
+
+    `PER_HOST_V2` makes a process's rows of a step from `group` consecutive
+    batches of its one call; `PER_SHARD_V1` from one batch of each of its
+    calls (in call order). Either way the step's batch is the
+    concatenation. The input ends when any call's input ends; a final
+    incomplete group is a short batch.
+
+    Args:
+        sources: the `Source`s of this process's `input_fn` calls.
+        group: consecutive batches of each source per step.
+        batch_size: the batch size each call was given (to batch arrays).
+    """
+
+    def __init__(self, sources, group, batch_size):
+        self.sources = list(sources)
+        self.group = group
+        self.call_batch_size = batch_size
+        super().__init__(self)
+
+    def __iter__(self):
+        iterators = [self._batches_of(source) for source in self.sources]
+        while True:
+            parts = []
+            for _ in range(self.group):
+                for iterator in iterators:
+                    batch = next(iterator, None)
+                    if batch is None:
+                        break
+                    parts.append(batch)
+                else:
+                    continue
+                break
+            complete = len(parts) == self.group * len(iterators)
+            if parts:
+                yield jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
+            if not complete:
+                return
+
+    def _batches_of(self, source):
+        if isinstance(source, ArraySource):
+            for chunk in source.chunks(self.call_batch_size, 1, remainder=EXACT):
+                yield jax.tree.map(lambda a: a[0], chunk.data) if chunk.stacked else chunk.data
+            return
+        for element in source._new_iterator():
+            yield jax.tree.map(np.asarray, split_features_labels(element))
+
+    def is_infinite(self):
+        return all(
+            isinstance(s, BatchSource) and s.is_infinite() for s in self.sources
+        )
+
+
 def _batch_rows(batch):
     leaves = jax.tree.leaves(batch)
     if not leaves or not leaves[0].ndim:

@@ -17,6 +17,7 @@ program, a `jax.lax.scan` over that many stacked batches.
 import collections
 import contextlib
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -24,9 +25,13 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import initialization
 from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator import scope
+from keras_tpu_estimator import strategy as strategy_lib
+from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.model_fn import call_model_fn
@@ -65,6 +70,14 @@ class EstimatorModel(keras.Model):
             every device once per `fit`, and each loop receives only the
             shuffled example indices: batches are gathered on the devices.
             Defaults to 512 MiB; 0 turns it off.
+        layout_map: how variables are split over the cores of a replica
+            (`TPUConfig(num_cores_per_replica=k)`): partition rules
+            `{regex: axes}` matched against whole variable paths, e.g.
+            `{".*dense.*/kernel": (None, "model")}`, or a
+            `keras.distribution.LayoutMap`. None shards the output axis of
+            Dense/Conv kernels and Embedding tables (see
+            `kte.distribute.default_layout`). Rules that match no variable
+            are reported with a warning.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Raises:
@@ -102,6 +115,7 @@ class EstimatorModel(keras.Model):
         use_tpu=True,
         max_loop_bytes=_DEFAULT_LOOP_BYTES,
         max_resident_bytes=_DEFAULT_RESIDENT_BYTES,
+        layout_map=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -116,7 +130,7 @@ class EstimatorModel(keras.Model):
         self._params = check_params(params)
         self._config = config
         self._use_tpu = bool(use_tpu)
-        self.distribution = distribute.distribution_for(config, use_tpu)
+        self.distribution = distribute.distribution_for(config, use_tpu, layout_map)
         self.num_replicas = distribute.num_replicas(self.distribution)
         self._batch_sizes = {}
         for mode, name, value in (
@@ -132,10 +146,15 @@ class EstimatorModel(keras.Model):
         self._built_modes = set()
         self._train_optimizer = None
         self._host_call_fn = None
+        self.host_call_step = None
+        self._inference_step = _InferenceStep()
         self.spec_hooks = {}
         self.align_loops_to = None
         self.last_loop = None
         self._trained_variables = []
+        # Set when model_fn's train_op trains by assignment (TF1 ops).
+        self._assignment_training = False
+        self.init_from_checkpoint_reports = []
         self._eval_metrics = {}
         self._eval_loss = keras.metrics.Mean(name="loss")
         self._jitted = {}
@@ -178,7 +197,8 @@ class EstimatorModel(keras.Model):
             optimizer: the optimizer used when `model_fn` returns
                 `train_op=None`. Ignored when it returns a Keras optimizer.
             steps_per_execution: steps per on-device loop; defaults to the
-                config's `iterations_per_loop`.
+                `steps_per_run` of the `kte.TPUStrategy` whose `scope()` is
+                active, else the config's `iterations_per_loop`.
             **kwargs: `jit_compile` is accepted; `loss` and `metrics` are
                 not, since `model_fn` computes them.
 
@@ -202,6 +222,9 @@ class EstimatorModel(keras.Model):
                 "returns the loss and eval_metrics. Only `optimizer` and "
                 "`steps_per_execution` are configured here."
             )
+        if steps_per_execution is None and strategy_lib.current_strategy() is not None:
+            # Compiled under `TPUStrategy.scope()`: its `steps_per_run`.
+            steps_per_execution = strategy_lib.current_strategy().steps_per_run
         if steps_per_execution is not None:
             self._loop_seconds = None
             self._set_iterations_per_loop(steps_per_execution)
@@ -218,10 +241,10 @@ class EstimatorModel(keras.Model):
             params["batch_size"] = batch_size
         return params
 
-    def _input_fn_params(self, mode, batch_size):
-        params = dict(self._params)
-        if batch_size is not None:
-            params["batch_size"] = batch_size // jax.process_count()
+    def _input_fn_params(self, context):
+        params = dict(self._params, context=context)
+        if context.batch_size is not None:
+            params["batch_size"] = context.batch_size
         return params
 
     def _call(self, features, labels, mode, global_step, building):
@@ -275,7 +298,14 @@ class EstimatorModel(keras.Model):
         if mode == PREDICT:
             labels = None
         with self.distribution.scope():
-            spec = self._call(features, labels, mode, self._global_step_value(), True)
+            # The step is symbolic too, so `step * features` mixes freely.
+            step = keras.KerasTensor((), dtype=_dtype_name(self._global_step_value()))
+            # Assignments (TF1 train ops) change nothing here; init_from_checkpoint
+            # and scaffold_fn initialize what this pass created, after it.
+            with initialization.build_pass(self.store) as build:
+                spec = self._call(features, labels, mode, step, True)
+                initialization.run_scaffold(spec)
+            self.init_from_checkpoint_reports += build.reports
             self.spec_hooks[mode] = {
                 TRAIN: spec.training_hooks, EVAL: spec.evaluation_hooks, PREDICT: spec.prediction_hooks
             }[mode]
@@ -283,6 +313,8 @@ class EstimatorModel(keras.Model):
                 self._build_training(spec)
             elif mode == EVAL:
                 self._build_evaluation(spec)
+        if not self._built_modes:
+            _warn_unmatched_rules(self.distribution, self.store)
         self._built_modes.add(mode)
         self.built = True
 
@@ -293,6 +325,15 @@ class EstimatorModel(keras.Model):
                 f"shape: {tuple(spec.loss.shape)}"
             )
         optimizer = spec.train_op
+        if optimizer is not None and train_ops.is_train_op(optimizer):
+            return self._build_assignment_training()
+        if train_ops.global_step_variable(self.store) is not None:
+            raise ValueError(
+                "model_fn created the TF1 `global_step` variable "
+                "(compat.v1.train.get_or_create_global_step) but trains with a "
+                "Keras optimizer, which counts steps itself: read the step with "
+                "kte.get_global_step(), or train with a compat.v1.train optimizer."
+            )
         if optimizer is None:
             optimizer = self._compiled_optimizer()
             if optimizer is None:
@@ -303,8 +344,9 @@ class EstimatorModel(keras.Model):
                 )
         elif not isinstance(optimizer, keras.optimizers.Optimizer):
             raise TypeError(
-                "`train_op` must be None or a keras.optimizers.Optimizer. "
-                f"Received: {optimizer!r}"
+                "`train_op` must be None, a keras.optimizers.Optimizer, or what "
+                "a compat.v1 training op returns (minimize, apply_gradients, "
+                f"group, assign). Received: {optimizer!r}"
             )
         if self._train_optimizer is None:
             self._train_optimizer = optimizer
@@ -312,6 +354,13 @@ class EstimatorModel(keras.Model):
             optimizer.build(self._trained_variables)
             # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
             self.optimizer = optimizer
+
+    def _build_assignment_training(self):
+        """Trains by assignment (`train_ops`): a TF1 `train_op`, no Keras optimizer."""
+        if not self._assignment_training:
+            self._assignment_training = True
+            self._trained_variables = list(self.store.trainable_variables)
+            train_ops.create_global_step(self.store)
 
     def _build_evaluation(self, spec):
         for name, value in self._metric_values(spec).items():
@@ -356,9 +405,12 @@ class EstimatorModel(keras.Model):
         return getattr(self, "optimizer", None)
 
     def _global_step_value(self):
+        step_variable = train_ops.global_step_variable(self.store)
+        if step_variable is not None:
+            return step_variable.value
         optimizer = self._train_optimizer or self._compiled_optimizer()
         if optimizer is None or not optimizer.built:
-            return jnp.zeros((), "int32")
+            return self._inference_step.value
         return optimizer.iterations.value
 
     # ------------------------------------------------------------------
@@ -391,6 +443,8 @@ class EstimatorModel(keras.Model):
 
         `outputs` holds the `loss` and the tensors of the spec's `host_call`.
         """
+        if self._assignment_training:
+            return self._assignment_train_step(state, data)
         trainable, non_trainable, optimizer_values = state
         features, labels = data
         optimizer = self._train_optimizer
@@ -420,6 +474,28 @@ class EstimatorModel(keras.Model):
                 optimizer_values, grads, trainable
             )
         return (trainable, non_trainable, optimizer_values), {"loss": loss, "host_call": host}
+
+    def _assignment_train_step(self, state, data):
+        """`train_step` for a TF1 `train_op`: `model_fn` runs twice (see `train_ops`)."""
+        trainable, non_trainable, _ = state
+        features, labels = data
+        first, rest = self._model_variables(TRAIN)
+        step_index = _index(rest, train_ops.global_step_variable(self.store))
+        step = non_trainable[step_index]
+
+        def run(trainable, non_trainable):
+            with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
+                spec = self._call(features, labels, TRAIN, step, building=False)
+                values = _keras_internals.current_values(first + rest)
+            host = None
+            if spec.host_call is not None:
+                self._host_call_fn, host = spec.host_call
+            return {"loss": jnp.reshape(spec.loss, ()), "host_call": host}, values
+
+        trainable, non_trainable, outputs = train_ops.train_by_assignment(
+            run, first, trainable, non_trainable, step_index
+        )
+        return (trainable, non_trainable, []), outputs
 
     def test_step(self, state, data):
         """One evaluation step: updates the loss and metric accumulators."""
@@ -471,7 +547,7 @@ class EstimatorModel(keras.Model):
             elif kind == "indexed":
                 def program(state, data, index):
                     def gathered_step(state, rows):
-                        return step(state, jax.tree.map(lambda a: self._gather(a, rows), data))
+                        return step(state, self._gather(data, rows))
 
                     return jax.lax.scan(gathered_step, state, index)
             else:
@@ -480,20 +556,31 @@ class EstimatorModel(keras.Model):
             self._jitted[key] = jax.jit(program, donate_argnums=donate)
         return self._jitted[key]
 
-    def _gather(self, array, rows):
-        sharding = distribute.batch_sharding(self.distribution, array.ndim, stacked=False)
-        return jax.lax.with_sharding_constraint(array[rows], sharding)
+    def _gather(self, data, rows):
+        batch = jax.tree.map(lambda a: a[rows], data)
+        shardings = distribute.input_shardings(
+            batch, self.distribution, stacked=False,
+            partition_dims=self._config.tpu_config.input_partition_dims,
+        )
+        return jax.tree.map(jax.lax.with_sharding_constraint, batch, shardings)
 
     def _state_variables(self, mode):
         """The variables a `mode` step reads, in groups: its `state`."""
         groups = list(self._model_variables(mode))
         if mode == TRAIN:
+            if self._assignment_training:
+                return groups + [[]]
             return groups + [self._train_optimizer.variables]
         if mode == EVAL:
             groups.append(self._eval_metric_variables())
         # The global step, an input (not a constant) of the compiled program.
+        step_variable = train_ops.global_step_variable(self.store)
+        if step_variable is not None:
+            return groups + [[step_variable]]
         optimizer = self._train_optimizer or self._compiled_optimizer()
-        groups.append([optimizer.iterations] if optimizer and optimizer.built else [])
+        groups.append(
+            [optimizer.iterations] if optimizer and optimizer.built else [self._inference_step]
+        )
         return groups
 
     def _read_state(self, mode):
@@ -535,20 +622,43 @@ class EstimatorModel(keras.Model):
             data = chunk.data
             if mode == PREDICT and isinstance(data, tuple):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.
-            divisible = chunk.stacked or chunk.size % self.num_replicas == 0
-            data = distribute.put_batches(data, self.distribution, chunk.stacked, divisible)
+            global_size = chunk.size * jax.process_count()
+            divisible = chunk.stacked or global_size % self.num_replicas == 0
+            data = distribute.put_batches(
+                data, self.distribution, chunk.stacked, divisible,
+                self._config.tpu_config.input_partition_dims,
+            )
             return chunk._replace(data=data)
 
         return inputs_lib.prefetch(chunks, place)
 
     def _source(self, x, y, mode, batch_size):
-        return inputs_lib.as_source(
-            x,
-            y,
-            params=self._input_fn_params(mode, batch_size),
-            mode=mode,
-            config=self._config,
+        """The input as a source of this process's rows of each batch.
+
+        An `input_fn` is called as `per_host_input_for_training` (and
+        `eval_training_input_configuration`) deploy it: see `kte.context`.
+        """
+        if not callable(x) or isinstance(x, (inputs_lib.ArraySource, inputs_lib.BatchSource)) or (
+            inputs_lib._is_dataset(x)
+        ):
+            return inputs_lib.as_source(x, y, mode=mode, config=self._config)
+        plan = context_lib.plan_input(
+            self._config.tpu_config,
+            mode,
+            batch_size,
+            self.num_replicas,
+            distribute.cores_per_replica(self.distribution),
+            use_tpu=self._use_tpu,
         )
+        sources = [
+            inputs_lib.as_source(
+                x, y, params=self._input_fn_params(c), mode=mode, config=self._config
+            )
+            for c in plan.contexts
+        ]
+        if len(sources) == 1 and plan.group == 1:
+            return sources[0]
+        return inputs_lib.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
 
     def _batch_size(self, mode, batch_size, source):
         batch_size = batch_size or self._batch_sizes[mode]
@@ -717,8 +827,23 @@ class EstimatorModel(keras.Model):
 
     @property
     def global_step(self):
-        """The number of training steps taken (the optimizer's iterations)."""
+        """The number of training steps taken (the optimizer's iterations).
+
+        A model that has not been built for training (evaluation or
+        prediction only) reports the step it was set to, e.g. by
+        `kte.checkpoint.restore_model`; `model_fn` sees that step too.
+        """
         return int(self._global_step_value())
+
+    @global_step.setter
+    def global_step(self, step):
+        step_variable = train_ops.global_step_variable(self.store)
+        if step_variable is not None:
+            step_variable.assign(step)
+        optimizer = self._train_optimizer or self._compiled_optimizer()
+        if optimizer is not None and optimizer.built:
+            optimizer.iterations.assign(step)
+        self._inference_step.assign(step)
 
     def _loop_length(self, global_step):
         """Steps in the loop starting at `global_step`.
@@ -736,6 +861,8 @@ class EstimatorModel(keras.Model):
 
         Every `experimental_host_call_every_n_steps`-th step (by global step)
         gets the function called with that step's tensors, as numpy arrays.
+        While it runs, `host_call_step` is the global step after that step:
+        the step a summary written without `step=` is recorded at.
         """
         if self._host_call_fn is None or tensors is None:
             return
@@ -744,10 +871,14 @@ class EstimatorModel(keras.Model):
         for i in range(len(self.last_loop.losses)):
             if (first_step + i) % every == 0:
                 values = jax.tree.map(lambda a: a[i], tensors)
-                if isinstance(values, dict):
-                    self._host_call_fn(**values)
-                else:
-                    self._host_call_fn(*values)
+                self.host_call_step = first_step + i + 1
+                try:
+                    if isinstance(values, dict):
+                        self._host_call_fn(**values)
+                    else:
+                        self._host_call_fn(*values)
+                finally:
+                    self.host_call_step = None
 
     def _resident_data(self, source):
         """Training arrays placed on every device once, or None."""
@@ -893,6 +1024,55 @@ class EstimatorModel(keras.Model):
                 chunk = next(chunks, None)
         callbacks.on_predict_end()
 
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
+               **kwargs):
+        """Exports `model_fn`'s PREDICT mode as a SavedModel, like `keras.Model.export`.
+
+        The serving inputs come from `input_signature` (the features, as
+        Keras describes a model's inputs) or from a
+        `serving_input_receiver_fn`; see `kte.export`.
+
+        Args:
+            filepath: the SavedModel directory; replaced atomically.
+            format: only `"tf_saved_model"`.
+            verbose: print the signatures written (default True, as Keras).
+            input_signature: the features: a dict of name to
+                `keras.InputSpec` / `tf.TensorSpec`, or one spec for a
+                `model_fn` taking a tensor; may be wrapped in a one-element
+                list, as in Keras.
+            **kwargs: `serving_input_receiver_fn` (instead of
+                `input_signature`), `assets_extra`, `as_text`, `platforms`
+                (default `("cpu",)`); see `kte.export.export_saved_model`.
+
+        Raises:
+            ValueError: for another `format`, neither or both of
+                `input_signature` and `serving_input_receiver_fn`, or an
+                unknown keyword argument.
+
+        Example:
+
+        ```python
+        model.export("serving/model", input_signature=[
+            {"x": keras.InputSpec(shape=(None, 4), dtype="float32")}])
+        ```
+        """
+        from keras_tpu_estimator import export as export_lib
+
+        export_lib.export_model(self, filepath, format, verbose, input_signature, **kwargs)
+
+
+def _warn_unmatched_rules(distribution, store):
+    """Warns of `layout_map` rules that match no variable of the model."""
+    unmatched = getattr(distribution, "unmatched_rules", lambda: [])()
+    if unmatched:
+        paths = sorted(v.path for v in store.variables)
+        warnings.warn(
+            f"layout_map rules {unmatched} match no variable: nothing is "
+            "sharded by them. Rules match whole variable paths (re.fullmatch); "
+            f"the model's variables are: {paths}",
+            stacklevel=3,
+        )
+
 
 class LoopResult(collections.namedtuple("LoopResult", ["first_step", "losses"])):
     """What the last training loop did: its first global step, its losses."""
@@ -906,8 +1086,22 @@ def _index(variables, variable):
 
 
 def _step_of(step_values):
-    """The global step from its state group: `[iterations]`, or `[]` before training."""
-    return step_values[0] if step_values else jnp.zeros((), "int32")
+    """The global step from its state group: `[iterations]` or `[inference step]`."""
+    return step_values[0]
+
+
+class _InferenceStep:
+    """The global step of a model without a training optimizer.
+
+    It stands in the state like a variable (`value`, `assign`), so that
+    `model_fn` run for evaluation or prediction sees the restored step.
+    """
+
+    def __init__(self):
+        self.value = jnp.zeros((), "int32")
+
+    def assign(self, value):
+        self.value = jnp.asarray(value, "int32")
 
 
 def _leading_dim(tree):
