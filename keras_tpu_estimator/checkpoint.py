@@ -632,9 +632,9 @@ def restore_model(manager, model, step=None):
     The model must already have its variables: build the modes you need
     first (`EstimatorModel.fit` builds the TRAIN mode and the optimizer
     before any callback runs, so a callback's `on_train_begin` can restore;
-    `evaluate` and `predict` build before their first batch). Restoring into
-    a model built only for evaluation restores the weights; its `global_step`
-    then stays 0, and the returned step tells which step was loaded.
+    `evaluate` and `predict` build before their first batch). A model built
+    only for evaluation or prediction gets the weights, and its
+    `global_step` (what `model_fn` sees) becomes the restored step.
 
     Args:
         manager: a `CheckpointManager`.
@@ -692,6 +692,7 @@ def restore_model(manager, model, step=None):
     restored = manager.restore(step, targets=values)
     for name, variable in values.items():
         variable.assign(restored[name])
+    model.global_step = step  # Also for a model built without an optimizer.
     logger.info("Restored %d variables from step %d of %s.", len(values), step,
                 manager.directory)
     return step

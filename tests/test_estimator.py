@@ -195,6 +195,24 @@ def test_endless_input_without_steps_is_an_error(tmp_path):
         make_estimator(tmp_path).train(input_fn_of(*data(), repeat=True))
 
 
+def test_without_checkpoints_training_continues_in_memory(tmp_path, trained):
+    config = kte.RunConfig(model_dir=str(tmp_path / "no_ckpt"), save_checkpoints_steps=None,
+                           save_checkpoints_secs=None, log_step_count_steps=None,
+                           tpu_config=kte.TPUConfig(iterations_per_loop=2))
+    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+                                 train_batch_size=16, warm_start_from=trained.model_dir)
+    calls = []
+    estimator.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=4)
+    model = estimator._model(kte.ModeKeys.TRAIN)
+    kernel = np.array(model.store.variables_by_name()["dense/kernel"].value)
+    estimator.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=4)
+    assert len(calls) == 1  # Already at step 4: nothing runs.
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=6)
+    assert model.global_step == 6
+    assert not np.allclose(model.store.variables_by_name()["dense/kernel"].value, kernel)
+    assert estimator.latest_checkpoint() is None
+
+
 def test_checkpoints_at_start_every_n_steps_and_at_the_end(tmp_path):
     estimator = make_estimator(tmp_path, save_every=4, keep=None, loop=3)
     estimator.train(input_fn_of(*data(), repeat=True), max_steps=10)
@@ -310,6 +328,21 @@ def test_evaluate_a_given_checkpoint(trained):
     assert trained.evaluate(input_fn_of(*data()), checkpoint_path=first)["global_step"] == 0
 
 
+def test_evaluate_model_fn_sees_the_checkpoint_global_step(trained):
+    def step_reporting_model_fn(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        if mode != kte.ModeKeys.EVAL:
+            return spec
+        step = keras.ops.cast(kte.get_global_step(), "float32") * keras.ops.ones_like(labels)
+        return spec._replace(
+            eval_metrics=(lambda step: {"seen_step": kte.metrics.mean(step)}, [step])
+        )
+
+    estimator = make_estimator(trained.model_dir, model_fn=step_reporting_model_fn)
+    results = estimator.evaluate(input_fn_of(*data()))
+    assert results["seen_step"] == results["global_step"] == 10
+
+
 def test_evaluate_before_any_checkpoint_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="Could not find trained model"):
         make_estimator(tmp_path).evaluate(input_fn_of(*data()))
@@ -395,6 +428,16 @@ def test_model_fn_property_is_bound_to_params(tmp_path):
     assert set(spec.predictions) == {"y", "x0"}
 
 
+def test_calling_the_model_fn_property_leaves_the_estimator_unchanged(tmp_path):
+    estimator = make_estimator(tmp_path)
+    features = {"x": np.ones((16, DIM), "float32")}
+    estimator.model_fn(features, np.ones(16, "float32"), kte.ModeKeys.TRAIN, estimator.config)
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=2)
+    assert sorted(n for n in estimator.get_variable_names() if n.startswith("dense")) == [
+        "dense/bias", "dense/kernel"
+    ]
+
+
 # -- 6. Warm start. ------------------------------------------------------------
 
 
@@ -442,6 +485,21 @@ def test_host_call_summaries_land_in_model_dir(tmp_path):
     estimator.train(input_fn_of(*data(), repeat=True), max_steps=8)
     scalars = summary.read_scalars(estimator.model_dir)
     assert [step for step, _ in scalars["host_loss"]] == list(range(8))
+
+
+def test_host_call_summaries_without_a_step_get_the_step_after_each_step(tmp_path):
+    def stepless_model_fn(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        if mode != kte.ModeKeys.TRAIN:
+            return spec
+        host_call = (lambda loss: kte.summary.scalar("host_loss", loss[0]),
+                     [keras.ops.reshape(spec.loss, (1,))])
+        return spec._replace(host_call=host_call)
+
+    estimator = make_estimator(tmp_path, model_fn=stepless_model_fn, loop=4)
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=8)
+    scalars = summary.read_scalars(estimator.model_dir)
+    assert [step for step, _ in scalars["host_loss"]] == list(range(1, 9))
 
 
 def test_loss_and_step_rate_summaries_every_save_summary_steps(tmp_path):
@@ -503,6 +561,20 @@ def test_stop_at_step_hook(tmp_path):
     assert estimator.get_variable_value("global_step") == 4
 
 
+@pytest.mark.parametrize("hook", [kte.StopAtStepHook(last_step=5), kte.StopAtStepHook(num_steps=5)])
+def test_loops_end_exactly_at_a_stop_at_step_hook(tmp_path, hook):
+    estimator = make_estimator(tmp_path, loop=4, save_every=100)
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=100, hooks=[hook])
+    assert estimator.get_variable_value("global_step") == 5
+
+
+def test_stop_at_step_hook_already_reached_skips_training(trained):
+    calls = []
+    trained.train(input_fn_of(*data(), repeat=True, calls=calls), steps=5,
+                  hooks=[kte.StopAtStepHook(last_step=3)])
+    assert calls == []
+
+
 def test_keras_callbacks_are_hooks_too(tmp_path):
     seen = []
     callback = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(batch))
@@ -537,3 +609,15 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_checkpoint(tm
         estimator.train(input_fn_of(x, y, repeat=True), max_steps=10)
     assert estimator._manager.latest_step() == 4
     assert np.all(np.isfinite(estimator.get_variable_value("dense/kernel")))
+
+
+def test_a_nan_tensor_hook_of_the_user_replaces_the_built_in_one(tmp_path):
+    def nan_after_four(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        step = keras.ops.cast(kte.get_global_step(), "float32")
+        return spec._replace(loss=spec.loss + keras.ops.where(step >= 4, np.nan, 0.0))
+
+    estimator = make_estimator(tmp_path, model_fn=nan_after_four, save_every=2)
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=10,
+                    hooks=[kte.NanTensorHook(fail_on_nan_loss=False)])
+    assert estimator.get_variable_value("global_step") == 6
