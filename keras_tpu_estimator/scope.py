@@ -59,6 +59,9 @@ class _Context:
         self.mode = mode
         self.building = building
         self.global_step = global_step
+        # What this call asked for, in first-use order: TF1's "graph" view.
+        self.used = {}
+        self.call_state = {}
 
 
 @contextlib.contextmanager
@@ -142,6 +145,7 @@ def get_or_create_layer(name, factory):
     parent, path = _path(name)
     layer = context.store.created_layers.get(path)
     if layer is not None:
+        context.used.setdefault(path, layer)
         return layer
     if not context.building:
         raise _not_created_error("layer", path, context)
@@ -159,6 +163,7 @@ def get_or_create_layer(name, factory):
     layer.name = name
     _keras_internals.pin_layer_path(layer, parent)
     context.store.created_layers[path] = layer
+    context.used[path] = layer
     return layer
 
 
@@ -200,6 +205,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True)
                 f"Trying to share variable {path}, but specified shape "
                 f"{tuple(shape)} and found shape {tuple(variable.shape)}."
             )
+        context.used.setdefault(path, variable)
         return variable
     if not context.building:
         raise _not_created_error("variable", path, context)
@@ -228,6 +234,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True)
         initializer, shape=tuple(shape), dtype=dtype, trainable=trainable, name=name
     )
     context.store.created_variables[path] = variable
+    context.used[path] = variable
     return variable
 
 
@@ -266,6 +273,52 @@ def get_global_step():
         RuntimeError: outside a `model_fn` run by this library.
     """
     return _current("get_global_step").global_step
+
+
+def used_in_call():
+    """Returns `{path: layer or variable}` that this `model_fn` call asked for.
+
+    In first-use order: what a TF1 graph held at this point of the call, so
+    `compat.v1.trainable_variables()` lists variables in creation order.
+    """
+    return dict(_current("used_in_call").used)
+
+
+def call_state(key, factory):
+    """Returns state that lives as long as the current `model_fn` call.
+
+    `compat.v1` keeps what a TF1 graph held here (collections, scope name
+    counts): it starts empty on every call, so every trace replays the same.
+
+    Args:
+        key: a string naming the state.
+        factory: a zero-argument callable creating the state on first use.
+    """
+    context = _current("call_state")
+    if key not in context.call_state:
+        context.call_state[key] = factory()
+    return context.call_state[key]
+
+
+def get_seed_generator():
+    """Returns the store's `keras.random.SeedGenerator`, creating it once.
+
+    Random ops inside `model_fn` (dropout) draw from it. Its state is a
+    variable of the store, advanced inside the compiled steps, so every step
+    draws new numbers and `keras.utils.set_random_seed` makes runs repeat.
+
+    Raises:
+        ValueError: if first asked for in a compiled step.
+    """
+    context = _current("get_seed_generator")
+    store = context.store
+    generator = getattr(store, "seed_generator", None)
+    if generator is None:
+        if not context.building:
+            raise _not_created_error("seed generator", "seed_generator", context)
+        with keras.name_scope("random", override_parent=""):
+            store.seed_generator = keras.random.SeedGenerator(name="seed_generator")
+    return store.seed_generator
 
 
 def current_mode():

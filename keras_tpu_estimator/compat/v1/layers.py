@@ -1,0 +1,448 @@
+"""`tf.compat.v1.layers` on Keras layers, with TF1's variable names.
+
+`tf1.layers.dense(x, 10)` creates (on the first call of `model_fn`) and
+finds again (on every later call) a Keras `Dense` layer whose variables are
+`dense/kernel` and `dense/bias`, as in a TF1 checkpoint. Unnamed layers are
+numbered per base name within their variable scope (`dense`, `dense_1`, ...),
+from zero on every call of `model_fn`, so every trace sees the same names;
+`name=` and `reuse=` behave as in TF1.
+
+```python
+def model_fn(features, labels, mode, params):
+    training = mode == tf1.estimator.ModeKeys.TRAIN
+    x = tf1.layers.conv2d(features["image"], 32, 3, activation=tf1.nn.relu)
+    x = tf1.layers.batch_normalization(x, training=training)
+    x = tf1.layers.max_pooling2d(x, 2, 2)
+    x = tf1.layers.dropout(tf1.layers.flatten(x), rate=0.4, training=training)
+    logits = tf1.layers.dense(x, 10)        # conv2d/kernel, ..., dense/kernel
+```
+
+Differences from TF1, by design:
+
+- `training` must be a Python bool (e.g. `mode == ModeKeys.TRAIN`), not a
+  tensor: it decides what is compiled.
+- Batch normalization updates its moving statistics inside the training step
+  (`GraphKeys.UPDATE_OPS` is empty), and its batch statistics are those of
+  the whole global batch (the step sees the global batch), like TPU
+  cross-replica batch norm. The moving variance is updated with the batch's
+  biased variance (TF1's fused kernel used the unbiased one: a factor
+  `n / (n - 1)`, negligible for real batch sizes).
+- `dropout` draws from the model's seed generator (`keras.utils.
+  set_random_seed`), not from TF1's graph seed; its `seed` is ignored.
+- Regularizers' penalties go to `GraphKeys.REGULARIZATION_LOSSES` and count
+  only where the program adds them to its loss (`tf1.losses.
+  get_regularization_loss()`), as in TF1.
+"""
+
+import math
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator import scope
+from keras_tpu_estimator.compat.v1 import initializers
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
+from keras_tpu_estimator.compat.v1.graph import add_to_collection
+from keras_tpu_estimator.compat.v1.graph import current_graph
+from keras_tpu_estimator.compat.v1.variables import VariableView
+from keras_tpu_estimator.compat.v1.variables import _check_reuse
+from keras_tpu_estimator.compat.v1.variables import absolute_scope
+from keras_tpu_estimator.compat.v1.variables import variable_scope
+
+
+def _regularize(regularizer, value):
+    if regularizer is not None and value is not None:
+        add_to_collection(GraphKeys.REGULARIZATION_LOSSES, regularizer(value))
+
+
+def _check_training(training, layer):
+    if training is None or isinstance(training, (bool, np.bool_)):
+        return bool(training)
+    raise ValueError(
+        f"Argument `training` of tf1.layers.{layer} must be a Python bool "
+        "(e.g. `mode == tf1.estimator.ModeKeys.TRAIN`): it decides what is "
+        f"compiled. Received: training={training!r}"
+    )
+
+
+def _padding(padding, layer):
+    if not isinstance(padding, str) or padding.lower() not in ("valid", "same"):
+        raise ValueError(
+            f"Argument `padding` of tf1.layers.{layer} must be 'valid' or "
+            f"'same' (any case). Received: padding={padding!r}"
+        )
+    return padding.lower()
+
+
+class Layer:
+    """A TF1 layer object: named and created at its first call, reused after.
+
+    `tf1.layers.Dense(10)` etc. behave as TF1's layer classes: the first call
+    picks the name (`dense`, `dense_1`, ... or `name`) and gets the Keras
+    layer from the variable store; later calls of the same object share it.
+    The functional forms (`tf1.layers.dense`) create one object and call it.
+
+    Attributes:
+        name: the layer's name, once called.
+        keras_layer: the Keras layer, once called.
+        variables, trainable_variables, weights: `VariableView`s.
+    """
+
+    base_name = "layer"
+
+    def __init__(self, name=None, trainable=True, _reuse=None, **kwargs):
+        self.name = name
+        self.trainable = trainable
+        self._reuse = _reuse
+        self._config = kwargs
+        self.keras_layer = None
+
+    def _make(self):
+        """Returns a new Keras layer (stateful layers override this)."""
+        raise NotImplementedError
+
+    def _keras_layer(self):
+        """Gets the store's Keras layer on the first call; True if first used now."""
+        if self.keras_layer is not None:
+            return False
+        with variable_scope(self.name, default_name=self.base_name, reuse=self._reuse) as vs:
+            path, reuse = vs.name, vs.reuse
+        _check_reuse(path, reuse, what="Layer")
+        # In bfloat16_scope: float32 variables, bfloat16 compute.
+        self._dtype = "mixed_bfloat16" if current_graph().bfloat16 else None
+
+        def factory():
+            layer = self._make()
+            layer.trainable = self.trainable
+            return layer
+
+        parent, _, last = path.rpartition("/")
+        with absolute_scope(parent):
+            self.keras_layer = scope.get_or_create_layer(last, factory)
+        self.name = last
+        return True
+
+    def _views(self, variables):
+        return [VariableView(v) for v in variables]
+
+    @property
+    def variables(self):
+        return self._views(self.keras_layer.weights) if self.keras_layer else []
+
+    weights = variables
+
+    @property
+    def trainable_variables(self):
+        return self._views(self.keras_layer.trainable_weights) if self.keras_layer else []
+
+    trainable_weights = trainable_variables
+
+    def __getattr__(self, attribute):
+        if attribute.startswith("_") or self.__dict__.get("keras_layer") is None:
+            raise AttributeError(attribute)
+        value = getattr(self.__dict__["keras_layer"], attribute)
+        return VariableView(value) if isinstance(value, keras.Variable) else value
+
+    def __call__(self, inputs, training=None):
+        first = self._keras_layer()
+        outputs = self.keras_layer(inputs)
+        if first:
+            self._add_regularization(outputs)
+        return outputs
+
+    def _add_regularization(self, outputs):
+        config = self._config
+        for attribute in ("kernel", "bias", "beta", "gamma"):
+            regularizer = config.get(f"{attribute}_regularizer")
+            if regularizer is not None:
+                _regularize(regularizer, getattr(self.keras_layer, attribute, None))
+        _regularize(config.get("activity_regularizer"), outputs)
+
+
+def _init(value, default):
+    value = initializers.resolve(value)
+    return default if value is None else value
+
+
+class Dense(Layer):
+    """TF1 `tf.layers.Dense`: `outputs = activation(inputs @ kernel + bias)`.
+
+    Variables `<name>/kernel` (`[in, units]`) and `<name>/bias`.
+    """
+
+    base_name = "dense"
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, _reuse=None, **kwargs):
+        super().__init__(
+            name=name, trainable=trainable, _reuse=_reuse, units=units,
+            activation=activation, use_bias=use_bias,
+            kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+        )
+
+    def _make(self):
+        c = self._config
+        return keras.layers.Dense(
+            c["units"], activation=c["activation"], use_bias=c["use_bias"],
+            kernel_initializer=_init(c["kernel_initializer"], "glorot_uniform"),
+            bias_initializer=_init(c["bias_initializer"], "zeros"),
+            kernel_constraint=c["kernel_constraint"], bias_constraint=c["bias_constraint"],
+            dtype=self._dtype,
+        )
+
+
+class _Conv(Layer):
+    rank = 2
+    keras_class = None
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid",
+                 data_format="channels_last", dilation_rate=1, activation=None,
+                 use_bias=True, kernel_initializer=None, bias_initializer=None,
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 _reuse=None, **kwargs):
+        super().__init__(
+            name=name, trainable=trainable, _reuse=_reuse, filters=filters,
+            kernel_size=kernel_size, strides=strides,
+            padding=_padding(padding, self.base_name), data_format=data_format,
+            dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+            kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+        )
+
+    def _make(self):
+        c = dict(self._config)
+        for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
+            del c[key]
+        c["kernel_initializer"] = _init(c["kernel_initializer"], "glorot_uniform")
+        c["bias_initializer"] = _init(c["bias_initializer"], "zeros")
+        if self.keras_class is keras.layers.Conv2DTranspose:
+            del c["dilation_rate"]
+        return self.keras_class(**c, dtype=self._dtype)
+
+
+class Conv1D(_Conv):
+    """TF1 `tf.layers.Conv1D`; variables `<name>/kernel` (`[w, in, filters]`), `<name>/bias`."""
+
+    base_name = "conv1d"
+    keras_class = keras.layers.Conv1D
+
+
+class Conv2D(_Conv):
+    """TF1 `tf.layers.Conv2D`; variables `<name>/kernel` (`[h, w, in, filters]`), `<name>/bias`."""
+
+    base_name = "conv2d"
+    keras_class = keras.layers.Conv2D
+
+
+class Conv2DTranspose(_Conv):
+    """TF1 `tf.layers.Conv2DTranspose`; kernel `[h, w, filters, in]`."""
+
+    base_name = "conv2d_transpose"
+    keras_class = keras.layers.Conv2DTranspose
+
+
+class BatchNormalization(Layer):
+    """TF1 `tf.layers.BatchNormalization` (momentum 0.99, epsilon 1e-3).
+
+    Variables `<name>/gamma`, `<name>/beta`, `<name>/moving_mean`,
+    `<name>/moving_variance`. Call it with `training=` a Python bool.
+    """
+
+    base_name = "batch_normalization"
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer=None, gamma_initializer=None,
+                 moving_mean_initializer=None, moving_variance_initializer=None,
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, renorm=False, renorm_clipping=None,
+                 renorm_momentum=0.99, fused=None, trainable=True, virtual_batch_size=None,
+                 adjustment=None, name=None, _reuse=None, **kwargs):
+        for argument, value, default in (
+            ("renorm", renorm, False), ("virtual_batch_size", virtual_batch_size, None),
+            ("adjustment", adjustment, None),
+        ):
+            if value != default:
+                raise NotImplementedError(
+                    f"tf1.layers.batch_normalization({argument}={value!r}) is not "
+                    f"supported; only {argument}={default!r}."
+                )
+        super().__init__(
+            name=name, trainable=trainable, _reuse=_reuse, axis=axis, momentum=momentum,
+            epsilon=epsilon, center=center, scale=scale, beta_initializer=beta_initializer,
+            gamma_initializer=gamma_initializer,
+            moving_mean_initializer=moving_mean_initializer,
+            moving_variance_initializer=moving_variance_initializer,
+            beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+            beta_constraint=beta_constraint, gamma_constraint=gamma_constraint,
+        )
+
+    def _make(self):
+        c = self._config
+        return keras.layers.BatchNormalization(
+            axis=c["axis"], momentum=c["momentum"], epsilon=c["epsilon"],
+            center=c["center"], scale=c["scale"],
+            beta_initializer=_init(c["beta_initializer"], "zeros"),
+            gamma_initializer=_init(c["gamma_initializer"], "ones"),
+            moving_mean_initializer=_init(c["moving_mean_initializer"], "zeros"),
+            moving_variance_initializer=_init(c["moving_variance_initializer"], "ones"),
+            beta_constraint=c["beta_constraint"], gamma_constraint=c["gamma_constraint"],
+            dtype=self._dtype,
+        )
+
+    def __call__(self, inputs, training=False):
+        training = _check_training(training, "batch_normalization")
+        first = self._keras_layer()
+        outputs = self.keras_layer(inputs, training=training)
+        if first:
+            self._add_regularization(outputs)
+        return outputs
+
+
+class _Stateless(Layer):
+    """A layer without variables: a function of its inputs, no store entry."""
+
+    def __call__(self, inputs, training=None):
+        return self._apply(inputs, training)
+
+
+class _Pooling(_Stateless):
+    keras_op = None
+    rank = 2
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
+                 name=None, **kwargs):
+        super().__init__(name=name)
+        self.pool_size, self.strides = pool_size, strides
+        self.padding = _padding(padding, self.base_name)
+        self.data_format = data_format
+
+    def _apply(self, inputs, training):
+        return self.keras_op(inputs, self.pool_size, self.strides, self.padding, self.data_format)
+
+
+class MaxPooling1D(_Pooling):
+    """TF1 `tf.layers.MaxPooling1D`."""
+
+    base_name = "max_pooling1d"
+    keras_op = staticmethod(keras.ops.max_pool)
+
+
+class MaxPooling2D(_Pooling):
+    """TF1 `tf.layers.MaxPooling2D`."""
+
+    base_name = "max_pooling2d"
+    keras_op = staticmethod(keras.ops.max_pool)
+
+
+class AveragePooling1D(_Pooling):
+    """TF1 `tf.layers.AveragePooling1D`."""
+
+    base_name = "average_pooling1d"
+    keras_op = staticmethod(keras.ops.average_pool)
+
+
+class AveragePooling2D(_Pooling):
+    """TF1 `tf.layers.AveragePooling2D` (padding excluded from the average)."""
+
+    base_name = "average_pooling2d"
+    keras_op = staticmethod(keras.ops.average_pool)
+
+
+class Flatten(_Stateless):
+    """TF1 `tf.layers.Flatten`: `[batch, ...] -> [batch, prod(...)]`."""
+
+    base_name = "flatten"
+
+    def __init__(self, data_format="channels_last", name=None, **kwargs):
+        super().__init__(name=name)
+
+    def _apply(self, inputs, training):
+        shape = tuple(inputs.shape)
+        return keras.ops.reshape(inputs, (-1, math.prod(shape[1:])))
+
+
+class Dropout(_Stateless):
+    """TF1 `tf.layers.Dropout`: drops `rate` of the units when `training`.
+
+    Kept units are scaled by `1 / (1 - rate)`. Draws from the model's seed
+    generator; `seed` is accepted and ignored.
+    """
+
+    base_name = "dropout"
+
+    def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
+        super().__init__(name=name)
+        if not 0 <= rate < 1:
+            raise ValueError(
+                f"Argument `rate` of tf1.layers.dropout must be in [0, 1). Received: rate={rate!r}"
+            )
+        self.rate, self.noise_shape = rate, noise_shape
+
+    def _apply(self, inputs, training):
+        if not _check_training(training, "dropout") or self.rate == 0:
+            return inputs
+        generator = scope.get_seed_generator()
+        if isinstance(inputs, keras.KerasTensor):
+            return inputs  # Building: shapes only.
+        return keras.random.dropout(inputs, self.rate, self.noise_shape, seed=generator)
+
+
+def _functional(layer_class, doc):
+    def apply(inputs, *args, training=None, reuse=None, **kwargs):
+        layer = layer_class(*args, _reuse=reuse, **kwargs)
+        if isinstance(layer, (BatchNormalization, Dropout)):
+            return layer(inputs, training=training)
+        return layer(inputs)
+
+    apply.__name__ = apply.__qualname__ = layer_class.base_name
+    apply.__doc__ = doc
+    return apply
+
+
+dense = _functional(Dense, """`tf.layers.dense(inputs, units, activation=None, ..., name=None, reuse=None)`.
+
+Returns `activation(inputs @ kernel + bias)`; variables `<name>/kernel`,
+`<name>/bias`, named `dense`, `dense_1`, ... when `name` is None.
+
+Example:
+
+```python
+hidden = tf1.layers.dense(x, 256, activation=tf1.nn.relu)
+logits = tf1.layers.dense(hidden, 10, name="logits")
+```
+""")
+conv1d = _functional(Conv1D, "`tf.layers.conv1d(inputs, filters, kernel_size, ...)`; see `Conv1D`.")
+conv2d = _functional(Conv2D, """`tf.layers.conv2d(inputs, filters, kernel_size, strides=(1, 1), padding='valid', ...)`.
+
+Variables `<name>/kernel` (`[h, w, in, filters]`) and `<name>/bias`, named
+`conv2d`, `conv2d_1`, ... when `name` is None.
+""")
+conv2d_transpose = _functional(Conv2DTranspose, "`tf.layers.conv2d_transpose`; see `Conv2DTranspose`.")
+batch_normalization = _functional(BatchNormalization, """`tf.layers.batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, ..., training=False)`.
+
+`training` (a Python bool) normalizes with the batch's statistics and
+updates the moving ones; otherwise the moving statistics are used.
+
+Example:
+
+```python
+x = tf1.layers.batch_normalization(x, training=mode == tf1.estimator.ModeKeys.TRAIN)
+```
+""")
+max_pooling1d = _functional(MaxPooling1D, "`tf.layers.max_pooling1d(inputs, pool_size, strides, padding='valid')`.")
+max_pooling2d = _functional(MaxPooling2D, "`tf.layers.max_pooling2d(inputs, pool_size, strides, padding='valid')`.")
+average_pooling1d = _functional(AveragePooling1D, "`tf.layers.average_pooling1d(inputs, pool_size, strides)`.")
+average_pooling2d = _functional(AveragePooling2D, "`tf.layers.average_pooling2d(inputs, pool_size, strides)`.")
+flatten = _functional(Flatten, "`tf.layers.flatten(inputs)`: `[batch, ...] -> [batch, n]`.")
+dropout = _functional(Dropout, """`tf.layers.dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False)`.
+
+Identity unless `training` is True.
+""")

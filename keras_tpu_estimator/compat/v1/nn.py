@@ -1,0 +1,286 @@
+"""`tf.compat.v1.nn`: activations, cross-entropies, dropout, moments, conv/pool.
+
+Numerically TF1's definitions (e.g. `sigmoid_cross_entropy_with_logits` in
+its stable form, `l2_loss = sum(x ** 2) / 2`), on `keras.ops`.
+
+```python
+loss = tf1.reduce_mean(tf1.nn.sparse_softmax_cross_entropy_with_logits(
+    labels=labels, logits=logits))
+```
+"""
+
+import keras
+from keras import ops
+
+from keras_tpu_estimator.compat.v1 import ops as tf1_ops
+
+
+def relu(features, name=None):
+    return ops.relu(features)
+
+
+def relu6(features, name=None):
+    return ops.relu6(features)
+
+
+def elu(features, name=None):
+    return ops.elu(features)
+
+
+def selu(features, name=None):
+    return ops.selu(features)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """`max(x, alpha * x)` (TF1's default `alpha` is 0.2)."""
+    return ops.leaky_relu(features, negative_slope=alpha)
+
+
+def gelu(features, approximate=False, name=None):
+    return ops.gelu(features, approximate=approximate)
+
+
+def softplus(features, name=None):
+    return ops.softplus(features)
+
+
+def swish(features, name=None):
+    return ops.silu(features)
+
+
+silu = swish
+tanh = tf1_ops.tanh
+sigmoid = tf1_ops.sigmoid
+
+
+def softmax(logits, axis=None, name=None, dim=None):
+    return ops.softmax(logits, axis=-1 if axis is None and dim is None else (axis if axis is not None else dim))
+
+
+def log_softmax(logits, axis=None, name=None, dim=None):
+    return ops.log_softmax(logits, axis=-1 if axis is None and dim is None else (axis if axis is not None else dim))
+
+
+def _check_labels(function, labels, logits, sparse):
+    expected = tuple(logits.shape[:-1]) if sparse else tuple(logits.shape)
+    if tuple(labels.shape) != expected:
+        raise ValueError(
+            f"{function}: `labels` must have shape {expected} (the shape of "
+            f"`logits`{' without its last axis' if sparse else ''}). "
+            f"Received: labels.shape={tuple(labels.shape)}, logits.shape={tuple(logits.shape)}"
+        )
+
+
+def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Per-example cross-entropy of integer `labels` against `logits`.
+
+    Args:
+        labels: int tensor of class ids, shape `logits.shape[:-1]`.
+        logits: unscaled log-probabilities, `[..., num_classes]`.
+
+    Returns:
+        The loss per example, shape `labels.shape`.
+
+    Raises:
+        ValueError: if positional arguments are used (as TF1) or the shapes
+            do not match.
+    """
+    if _sentinel is not None:
+        raise ValueError("sparse_softmax_cross_entropy_with_logits takes only named arguments (labels=, logits=).")
+    labels, logits = ops.convert_to_tensor(labels), ops.convert_to_tensor(logits)
+    _check_labels("sparse_softmax_cross_entropy_with_logits", labels, logits, sparse=True)
+    log_probs = ops.log_softmax(ops.cast(logits, "float32") if logits.dtype == "bfloat16" else logits, axis=-1)
+    picked = ops.take_along_axis(log_probs, ops.expand_dims(ops.cast(labels, "int32"), -1), axis=-1)
+    return -ops.squeeze(picked, -1)
+
+
+def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, axis=-1, name=None, dim=None):
+    """Per-example cross-entropy of a distribution `labels` against `logits`.
+
+    Gradients flow into `labels` too (the `_v2` behaviour).
+    """
+    if _sentinel is not None:
+        raise ValueError("softmax_cross_entropy_with_logits takes only named arguments (labels=, logits=).")
+    axis = dim if dim is not None else axis
+    labels, logits = ops.convert_to_tensor(labels), ops.convert_to_tensor(logits)
+    _check_labels("softmax_cross_entropy_with_logits", labels, logits, sparse=False)
+    return -ops.sum(ops.cast(labels, logits.dtype) * ops.log_softmax(logits, axis=axis), axis=axis)
+
+
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
+    """Like `softmax_cross_entropy_with_logits_v2`, without gradients into `labels` (TF1's v1)."""
+    labels = ops.stop_gradient(ops.convert_to_tensor(labels))
+    return softmax_cross_entropy_with_logits_v2(
+        labels=labels, logits=logits, axis=dim if axis is None else axis
+    )
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Elementwise `-(z log(sigmoid(x)) + (1 - z) log(1 - sigmoid(x)))`, stably:
+    `max(x, 0) - x * z + log(1 + exp(-|x|))` as TF1 computes it."""
+    if _sentinel is not None:
+        raise ValueError("sigmoid_cross_entropy_with_logits takes only named arguments (labels=, logits=).")
+    labels, logits = ops.convert_to_tensor(labels), ops.convert_to_tensor(logits)
+    _check_labels("sigmoid_cross_entropy_with_logits", labels, logits, sparse=False)
+    labels = ops.cast(labels, logits.dtype)
+    return ops.relu(logits) - logits * labels + ops.log1p(ops.exp(-ops.abs(logits)))
+
+
+def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None, name=None, targets=None):
+    """Sigmoid cross-entropy with positive examples weighted by `pos_weight`."""
+    labels = targets if labels is None else labels
+    labels, logits = ops.convert_to_tensor(labels), ops.convert_to_tensor(logits)
+    labels = ops.cast(labels, logits.dtype)
+    log_weight = 1 + (pos_weight - 1) * labels
+    return (1 - labels) * logits + log_weight * (
+        ops.log1p(ops.exp(-ops.abs(logits))) + ops.relu(-logits)
+    )
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """Dropout, always on (TF1's `nn.dropout` has no `training` flag).
+
+    Give `rate` (drop probability) or TF1's `keep_prob = 1 - rate`. Code
+    like `nn.dropout(x, keep_prob=0.9 if training else 1.0)` is identity
+    outside training, as before. Draws from the model's seed generator.
+
+    Raises:
+        ValueError: for both or neither of `keep_prob` and `rate`, or a
+            value outside `[0, 1)` / `(0, 1]`.
+    """
+    from keras_tpu_estimator.compat.v1 import layers
+
+    if (keep_prob is None) == (rate is None):
+        raise ValueError(
+            f"nn.dropout needs exactly one of `keep_prob` and `rate`. Received: "
+            f"keep_prob={keep_prob!r}, rate={rate!r}"
+        )
+    if keep_prob is not None:
+        if not 0 < keep_prob <= 1:
+            raise ValueError(f"Argument `keep_prob` of nn.dropout must be in (0, 1]. Received: keep_prob={keep_prob!r}")
+        rate = 1 - keep_prob
+    return layers.Dropout(rate, noise_shape=noise_shape)(x, training=True)
+
+
+def l2_loss(t, name=None):
+    """`sum(t ** 2) / 2` (TF1's definition: half the squared L2 norm)."""
+    return ops.sum(ops.square(ops.convert_to_tensor(t))) / 2
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """`x / sqrt(max(sum(x ** 2, axis), epsilon))`."""
+    axis = dim if axis is None else axis
+    square_sum = ops.sum(ops.square(x), axis=axis, keepdims=True)
+    return x * ops.rsqrt(ops.maximum(square_sum, epsilon))
+
+
+def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
+                     max_norm=None):
+    """Rows of the table `params` at `ids` (any shape): `[*ids.shape, dim]`.
+
+    Raises:
+        NotImplementedError: for a list of sharded tables or `max_norm`
+            (shard with the distribution's layout map instead).
+    """
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError(
+                "embedding_lookup on a list of table shards is not supported: "
+                "use one table and shard it with the layout map."
+            )
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("embedding_lookup(max_norm=...) is not supported.")
+    return ops.take(params, ops.cast(ids, "int32"), axis=0)
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """`value + bias` on the channel axis (last; second with 'NC...' formats)."""
+    if data_format is not None and data_format.startswith("NC"):
+        shape = (1, -1) + (1,) * (len(value.shape) - 2)
+        return value + ops.reshape(bias, shape)
+    return value + bias
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """Mean and (biased) variance of `x` over `axes`."""
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    return ops.moments(x, axes=tuple(axes), keepdims=keep)
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """`(x - mean) / sqrt(variance + epsilon) * scale + offset` (None: no scale/offset)."""
+    inv = ops.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    out = (x - mean) * inv
+    return out if offset is None else out + offset
+
+
+def top_k(input, k=1, sorted=True, name=None):  # noqa: A002
+    """The `k` largest values of the last axis and their indices."""
+    return ops.top_k(input, k=k, sorted=sorted)
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """Whether each target is among the `k` largest predictions of its row."""
+    return ops.in_top_k(targets, predictions, k)
+
+
+def _data_format(data_format, rank):
+    if data_format is None or data_format.startswith("N") and data_format.endswith("C"):
+        return "channels_last"
+    if data_format.startswith("NC"):
+        return "channels_first"
+    raise ValueError(f"Unsupported data_format={data_format!r}: use 'NHWC' or 'NCHW'.")
+
+
+def _spatial(value, rank, data_format):
+    """TF's 4-element `strides`/`ksize` lists, reduced to their spatial part."""
+    if isinstance(value, int):
+        return value
+    value = list(value)
+    if len(value) == rank + 2:
+        return tuple(value[1:-1]) if _data_format(data_format, rank) == "channels_last" else tuple(value[2:])
+    return tuple(value)
+
+
+def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002
+           data_format="NHWC", dilations=(1, 1, 1, 1), name=None, filters=None):
+    """Convolution of `input` with an explicit `filter` (`[h, w, in, out]`).
+
+    `padding` is 'SAME' or 'VALID'; `strides`/`dilations` are TF's
+    4-element lists (or ints).
+    """
+    kernel = filter if filter is not None else filters
+    return ops.conv(
+        input, kernel, strides=_spatial(strides, 2, data_format), padding=padding.lower(),
+        data_format=_data_format(data_format, 2),
+        dilation_rate=_spatial(dilations, 2, data_format),
+    )
+
+
+def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
+    """Max pooling with TF's 4-element `ksize`/`strides` and 'SAME'/'VALID'."""
+    value = input if value is None else value
+    return ops.max_pool(
+        value, _spatial(ksize, 2, data_format), _spatial(strides, 2, data_format),
+        padding.lower(), _data_format(data_format, 2),
+    )
+
+
+def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
+    """Average pooling with TF's 4-element `ksize`/`strides` and 'SAME'/'VALID'."""
+    value = input if value is None else value
+    return ops.average_pool(
+        value, _spatial(ksize, 2, data_format), _spatial(strides, 2, data_format),
+        padding.lower(), _data_format(data_format, 2),
+    )
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in `value` (used in TF1 activation summaries)."""
+    return ops.mean(ops.cast(ops.equal(value, 0), "float32"))
+
+
+del keras

@@ -1,0 +1,579 @@
+"""TF1 variable scopes and `get_variable`, with TF1's names.
+
+Variable names are an API: checkpoints, weight-decay exclusions
+(`LayerNorm|bias`), frozen-prefix `var_list`s and EMA shadows select
+variables by name. This module gives `model_fn` code TF1's naming on the
+library's variable store:
+
+- `variable_scope(name)` prefixes names (`bert/encoder/layer_0/...`);
+  `variable_scope(None, default_name="dense")` and the unnamed `tf1.layers`
+  number `dense`, `dense_1`, ... within the enclosing scope, counting from
+  zero on every `model_fn` call so every trace (build, train, eval,
+  predict) replays the same names;
+- `reuse=True` / `AUTO_REUSE` / `scope.reuse_variables()` share variables
+  within a call, and asking twice for a variable without reuse is TF1's
+  "already exists" error;
+- `trainable_variables()` / `global_variables()` list the variables used so
+  far in this call, in creation order, as `VariableView`s whose `.name` is
+  TF1's `scope/var:0`.
+
+A variable is created on the first (build) call of `model_fn` and found again
+on every later call, as with `kte.get_variable`, which these functions build
+on.
+
+```python
+with tf1.variable_scope("bert", reuse=tf1.AUTO_REUSE):
+    with tf1.variable_scope("embeddings"):
+        table = tf1.get_variable("word_embeddings", [vocab, 128],
+                                 initializer=tf1.truncated_normal_initializer(stddev=0.02))
+decay_vars = [v for v in tf1.trainable_variables()
+              if not re.search("LayerNorm|bias", v.name)]
+```
+"""
+
+import contextlib
+import enum
+import re
+
+import keras
+
+from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import scope
+from keras_tpu_estimator.compat.v1 import dtypes
+from keras_tpu_estimator.compat.v1 import initializers
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
+from keras_tpu_estimator.compat.v1.graph import add_to_collection
+from keras_tpu_estimator.compat.v1.graph import current_graph
+
+
+class _ReuseMode(enum.Enum):
+    AUTO_REUSE = 1
+
+
+AUTO_REUSE = _ReuseMode.AUTO_REUSE
+"""`reuse=AUTO_REUSE`: create a variable if it does not exist, else share it."""
+
+_REUSE_VALUES = (None, False, True, AUTO_REUSE)
+
+
+def _join(parent, name):
+    return f"{parent}/{name}" if parent else name
+
+
+class VariableScope:
+    """What `with tf1.variable_scope(...) as vs` gives: a scope to re-enter.
+
+    Attributes:
+        name: the scope's full path (`"bert/encoder"`; `""` at the top).
+        original_name_scope: `name + "/"` (`""` at the top).
+        reuse: None, True or `AUTO_REUSE`.
+        initializer, regularizer, dtype, custom_getter: the defaults
+            `get_variable` uses inside the scope.
+    """
+
+    def __init__(self, name, reuse=None, initializer=None, regularizer=None,
+                 dtype=None, custom_getter=None):
+        self.name = name
+        self.reuse = reuse
+        self.initializer = initializer
+        self.regularizer = regularizer
+        self.dtype = dtype
+        self.custom_getter = custom_getter
+
+    @property
+    def original_name_scope(self):
+        return f"{self.name}/" if self.name else ""
+
+    def reuse_variables(self):
+        """Shares variables for the rest of this scope (TF1's `reuse=True`)."""
+        self.reuse = True
+
+    def set_initializer(self, initializer):
+        self.initializer = initializer
+
+    def set_regularizer(self, regularizer):
+        self.regularizer = regularizer
+
+    def set_dtype(self, dtype):
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"VariableScope(name={self.name!r}, reuse={self.reuse!r})"
+
+
+def get_variable_scope():
+    """Returns the innermost open `VariableScope` (the top-level one outside all)."""
+    graph = current_graph()
+    if not graph.scopes:
+        graph.scopes.append(VariableScope(""))
+    return graph.scopes[-1]
+
+
+def _unique_name(graph, parent, base):
+    """TF1's `_get_unique_variable_scope`: `base`, `base_1`, ... unused so far."""
+    if not graph.scope_counts.get(_join(parent, base)):
+        return base
+    index = 1
+    while graph.scope_counts.get(_join(parent, f"{base}_{index}")):
+        index += 1
+    return f"{base}_{index}"
+
+
+@contextlib.contextmanager
+def absolute_scope(path):
+    """Makes `path` the current Keras name scope: variables are created under it."""
+    if not path:
+        if _keras_internals.current_scope_path():
+            # Keras name scopes cannot go back to the top level once inside one.
+            raise ValueError(
+                "Re-entering the top-level variable scope from inside another "
+                "scope is not supported; open the scope at the top level of "
+                "model_fn instead."
+            )
+        yield
+        return
+    parent, _, last = path.rpartition("/")
+    with keras.name_scope(last, override_parent=parent):
+        yield
+
+
+@contextlib.contextmanager
+def variable_scope(name_or_scope, default_name=None, values=None, initializer=None,
+                   regularizer=None, caching_device=None, partitioner=None,
+                   custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                   constraint=None, auxiliary_name_scope=True):
+    """Opens a TF1 variable scope: names `get_variable` and layer variables.
+
+    Args:
+        name_or_scope: a name (may contain `/`), a `VariableScope` to
+            re-enter, or None with `default_name`.
+        default_name: with `name_or_scope=None`, the name made unique in the
+            enclosing scope (`block`, `block_1`, ...) on every call.
+        values: ignored (TF1 used it for graph checks).
+        initializer: default initializer of `get_variable` in the scope.
+        regularizer: default regularizer of `get_variable` in the scope.
+        custom_getter: `getter(next_getter, name, *args, **kwargs)` wrapping
+            `get_variable` in the scope, as in TF1.
+        reuse: None/False (inherit), True (share; the variable must exist in
+            this call) or `AUTO_REUSE`.
+        dtype: default dtype of `get_variable` in the scope.
+        caching_device, use_resource, constraint, auxiliary_name_scope:
+            accepted and ignored.
+        partitioner: not supported (variables are sharded by the
+            distribution's layout map instead).
+
+    Yields:
+        The `VariableScope`.
+
+    Raises:
+        ValueError: for an invalid name or `reuse`, `reuse=True` without a
+            name, or no name and no `default_name`.
+        NotImplementedError: for a `partitioner`.
+
+    Example:
+
+    ```python
+    for i in range(num_layers):
+        with tf1.variable_scope(f"layer_{i}"):
+            x = tf1.layers.dense(x, hidden)        # layer_0/dense/kernel, ...
+    ```
+    """
+    del values, caching_device, use_resource, constraint, auxiliary_name_scope
+    if partitioner is not None:
+        raise NotImplementedError(
+            "variable_scope(partitioner=...) is not supported: variables are "
+            "sharded by the distribution's layout map (TPUConfig."
+            "num_cores_per_replica), not partitioned. Remove the partitioner."
+        )
+    if reuse not in _REUSE_VALUES:
+        raise ValueError(
+            f"Argument `reuse` of variable_scope must be None, False, True or "
+            f"AUTO_REUSE. Received: reuse={reuse!r}"
+        )
+    graph = current_graph()
+    outer = get_variable_scope()
+    restore_counts = None
+    if isinstance(name_or_scope, VariableScope):
+        path, defaults = name_or_scope.name, name_or_scope
+        restore_counts = dict(graph.scope_counts)
+    elif name_or_scope is None:
+        if default_name is None:
+            raise ValueError(
+                "variable_scope needs `name_or_scope` or `default_name`: both are None."
+            )
+        if reuse is True:
+            raise ValueError("reuse=True cannot be used without a name_or_scope.")
+        parent = _keras_internals.current_scope_path()
+        path, defaults = _join(parent, _unique_name(graph, parent, default_name)), outer
+    elif isinstance(name_or_scope, str) and name_or_scope.strip("/"):
+        path = _join(_keras_internals.current_scope_path(), name_or_scope.strip("/"))
+        defaults = outer
+    else:
+        raise ValueError(
+            "Argument `name_or_scope` of variable_scope must be a non-empty "
+            f"string, a VariableScope or None. Received: {name_or_scope!r}"
+        )
+    new = VariableScope(
+        path,
+        reuse=reuse or defaults.reuse,
+        initializer=initializer if initializer is not None else defaults.initializer,
+        regularizer=regularizer if regularizer is not None else defaults.regularizer,
+        dtype=dtype if dtype is not None else defaults.dtype,
+        custom_getter=_compose(custom_getter, defaults.custom_getter),
+    )
+    graph.scope_counts[path] = graph.scope_counts.get(path, 0) + 1
+    graph.scopes.append(new)
+    try:
+        with absolute_scope(path):
+            yield new
+    finally:
+        graph.scopes.pop()
+        if restore_counts is not None:
+            graph.scope_counts = restore_counts
+        else:
+            # TF1: leaving a scope resets the numbering of its sub-scopes, so
+            # re-entering `layer_0` finds `layer_0/dense` again.
+            for key in graph.scope_counts:
+                if key.startswith(path + "/"):
+                    graph.scope_counts[key] = 0
+
+
+def _compose(inner, outer):
+    """TF1 nests custom getters: the inner scope's wraps the outer one's."""
+    if inner is None or outer is None:
+        return inner or outer
+
+    def composed(getter, *args, **kwargs):
+        return inner(lambda *a, **k: outer(getter, *a, **k), *args, **kwargs)
+
+    return composed
+
+
+def _used_paths():
+    """`{path: variable or layer}` of everything this call has used, layer
+    variables included."""
+    found = {}
+    for path, owner in scope.used_in_call().items():
+        found[path] = owner
+        if not isinstance(owner, keras.Variable):
+            found.update((v.path, v) for v in owner.weights)
+    return found
+
+
+def _check_reuse(path, reuse, what="Variable"):
+    used = path in _used_paths()
+    if reuse is True and not used:
+        raise ValueError(
+            f"{what} {path} does not exist, or was not created with "
+            "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in VarScope?"
+        )
+    if not reuse and used:
+        raise ValueError(
+            f"{what} {path} already exists, disallowed. Did you mean to set "
+            "reuse=True or reuse=tf.AUTO_REUSE in VarScope?"
+        )
+
+
+def _default_initializer(dtype):
+    if dtypes.as_dtype(dtype).is_floating:
+        return initializers.glorot_uniform_initializer()
+    return initializers.zeros_initializer()
+
+
+def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, **unused):
+    graph = current_graph()
+    reuse = get_variable_scope().reuse
+    _check_reuse(name, reuse)
+    existing = _used_paths().get(name)
+    if isinstance(existing, keras.Variable) and name not in scope.used_in_call():
+        return existing  # A layer's variable, shared by name.
+    exists = existing is not None
+    dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
+    cast_to = None
+    if graph.bfloat16 and dtype == dtypes.bfloat16:
+        # bfloat16_scope: stored in float32, read in bfloat16 (TF1's getter).
+        dtype, cast_to = dtypes.float32, dtypes.bfloat16
+    initializer = initializers.resolve(initializer)
+    if initializer is None:
+        initializer = _default_initializer(dtype)
+    parent, _, last = name.rpartition("/")
+    with absolute_scope(parent):
+        variable = scope.get_variable(
+            last, shape=shape, dtype=str(dtype), initializer=initializer,
+            trainable=True if trainable is None else bool(trainable),
+        )
+    if regularizer is not None and not exists:
+        add_to_collection(GraphKeys.REGULARIZATION_LOSSES, regularizer(variable))
+    return keras.ops.cast(variable, cast_to) if cast_to else variable
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, collections=None, caching_device=None,
+                 partitioner=None, validate_shape=True, use_resource=None,
+                 custom_getter=None, constraint=None, synchronization=None,
+                 aggregation=None):
+    """Gets or creates the variable `name` in the current `variable_scope`.
+
+    TF1's defaults: dtype float32, initializer the scope's, else Glorot
+    uniform for floats and zeros for integers. Created on the first call of
+    `model_fn`, found again on every later call.
+
+    Args:
+        name: the name inside the current scope (may contain `/`).
+        shape: the shape (list or tuple of ints); omit with a constant
+            `initializer`.
+        dtype: a `tf1` dtype or dtype name.
+        initializer: an initializer (object or class), a callable
+            `(shape, dtype)`, or a constant array.
+        regularizer: `fn(variable) -> scalar`, added to
+            `GraphKeys.REGULARIZATION_LOSSES` when the variable is created in
+            this call (not when it is reused).
+        trainable: whether the optimizer updates it (default True).
+        custom_getter: wraps the creation, as in TF1.
+        collections, caching_device, validate_shape, use_resource,
+            constraint, synchronization, aggregation: accepted and ignored.
+        partitioner: not supported.
+
+    Returns:
+        The `keras.Variable` (a bfloat16 tensor reading it inside
+        `bfloat16_scope` when `dtype` is bfloat16).
+
+    Raises:
+        ValueError: for a shape that differs from the stored variable's, a
+            variable asked for twice without reuse, or one asked for with
+            `reuse=True` that this call has not created.
+
+    Example:
+
+    ```python
+    with tf1.variable_scope("output"):
+        w = tf1.get_variable("weights", [hidden, num_labels],
+                             initializer=tf1.truncated_normal_initializer(stddev=0.02))
+        b = tf1.get_variable("bias", [num_labels], initializer=tf1.zeros_initializer())
+    ```
+    """
+    del collections, caching_device, validate_shape, use_resource, constraint
+    del synchronization, aggregation
+    if partitioner is not None:
+        raise NotImplementedError(
+            f"get_variable({name!r}, partitioner=...) is not supported: "
+            "variables are sharded by the distribution's layout map instead."
+        )
+    if not isinstance(name, str) or not name.strip("/"):
+        raise ValueError(
+            f"Argument `name` of get_variable must be a non-empty string. Received: {name!r}"
+        )
+    current = get_variable_scope()
+    full = _join(_keras_internals.current_scope_path(), name.strip("/"))
+    kwargs = dict(
+        shape=None if shape is None else tuple(int(d) for d in shape),
+        dtype=dtype if dtype is not None else current.dtype,
+        initializer=initializer if initializer is not None else current.initializer,
+        regularizer=regularizer if regularizer is not None else current.regularizer,
+        trainable=trainable,
+    )
+    getter = _compose(custom_getter, current.custom_getter)
+    if getter is not None:
+        return getter(_true_getter, full, **kwargs)
+    return _true_getter(full, **kwargs)
+
+
+class TensorShape(tuple):
+    """A static shape with TF1's `as_list()` and `ndims`."""
+
+    def as_list(self):
+        return list(self)
+
+    @property
+    def ndims(self):
+        return len(self)
+
+    @property
+    def rank(self):
+        return len(self)
+
+
+class VariableView:
+    """A store variable as TF1 code sees it.
+
+    `.name` is TF1's `scope/var:0` and `.op.name` is `scope/var`; the view
+    reads as the variable's value in any `tf1`, `keras.ops` or `jax.numpy`
+    operation, and `assign` / `assign_add` / `assign_sub` reach the variable.
+    Two views of one variable are equal and hash alike.
+
+    Attributes:
+        variable: the `keras.Variable` behind the view.
+    """
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    @property
+    def name(self):
+        return f"{self.variable.path}:0"
+
+    @property
+    def op(self):
+        return _Op(self.variable.path)
+
+    @property
+    def shape(self):
+        return TensorShape(self.variable.shape)
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def dtype(self):
+        return dtypes.as_dtype(self.variable.dtype)
+
+    @property
+    def trainable(self):
+        return self.variable.trainable
+
+    def value(self):
+        return self.variable.value
+
+    read_value = value
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        self.variable.assign(value)
+        return self.variable.value
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        self.variable.assign_add(delta)
+        return self.variable.value
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        self.variable.assign_sub(delta)
+        return self.variable.value
+
+    def __jax_array__(self):
+        return self.variable.value
+
+    def __array__(self, dtype=None, copy=None):
+        return self.variable.__array__(dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, VariableView) and other.variable is self.variable
+
+    def __hash__(self):
+        return id(self.variable)
+
+    def __repr__(self):
+        return f"<tf1 Variable '{self.name}' shape={self.shape} dtype={self.dtype}>"
+
+
+class _Op:
+    def __init__(self, name):
+        self.name = name
+
+
+def _delegate(method):
+    def call(self, *args):
+        return getattr(self.variable, method)(*args)
+
+    call.__name__ = method
+    return call
+
+
+for _method in (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+    "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+    "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
+    "__pos__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
+):
+    setattr(VariableView, _method, _delegate(_method))
+
+
+def keras_variable(variable):
+    """Returns the `keras.Variable` behind a `VariableView` (or the variable itself)."""
+    return variable.variable if isinstance(variable, VariableView) else variable
+
+
+def _used_variables(trainable_only):
+    found, seen = [], set()
+    for owner in scope.used_in_call().values():
+        if isinstance(owner, keras.Variable):
+            candidates = [owner]
+        else:
+            candidates = owner.trainable_weights if trainable_only else owner.weights
+        for variable in candidates:
+            if id(variable) not in seen and (variable.trainable or not trainable_only):
+                seen.add(id(variable))
+                found.append(VariableView(variable))
+    return found
+
+
+def _filter(views, scope_regex):
+    if scope_regex is None:
+        return views
+    return [v for v in views if re.match(scope_regex, v.name)]
+
+
+def trainable_variables(scope=None):
+    """Returns the trainable variables `model_fn` has used so far in this call.
+
+    In creation order, as TF1's graph collection: variables of the
+    `tf1.layers`, of `get_variable` and of `kte.get_or_create_layer` layers.
+
+    Args:
+        scope: keep only variables whose TF1 name matches this regular
+            expression at its start.
+
+    Returns:
+        A list of `VariableView` (`.name` like `dense/kernel:0`).
+
+    Example:
+
+    ```python
+    l2 = tf1.add_n([tf1.nn.l2_loss(v) for v in tf1.trainable_variables()
+                    if "batch_normalization" not in v.name])
+    ```
+    """
+    return _filter(_used_variables(True), scope)
+
+
+def global_variables(scope=None):
+    """Like `trainable_variables`, with the non-trainable ones (moving statistics)."""
+    return _filter(_used_variables(False), scope)
+
+
+all_variables = global_variables
+model_variables = global_variables
+
+
+@contextlib.contextmanager
+def bfloat16_scope(name=None):
+    """Computes in bfloat16 while variables stay float32 (`tf.tpu.bfloat16_scope`).
+
+    Inside, `get_variable(dtype=bfloat16)` creates a float32 variable and
+    returns it cast to bfloat16, and `tf1.layers` created here keep float32
+    variables and compute in bfloat16 (Keras's `mixed_bfloat16` policy).
+    Variable names do not change, so float32 checkpoints load as before.
+
+    Args:
+        name: an optional `variable_scope` name opened as well.
+
+    Yields:
+        The `VariableScope` in force.
+
+    Example:
+
+    ```python
+    with tf1.tpu.bfloat16_scope():
+        logits = network(tf1.cast(images, tf1.bfloat16))
+    logits = tf1.cast(logits, tf1.float32)
+    ```
+    """
+    graph = current_graph()
+    previous, graph.bfloat16 = graph.bfloat16, True
+    try:
+        if name:
+            with variable_scope(name) as vs:
+                yield vs
+        else:
+            yield get_variable_scope()
+    finally:
+        graph.bfloat16 = previous
