@@ -65,12 +65,13 @@ KTE_NAMES = {
     "tf.estimator.export.PredictOutput": "kte.PredictOutput",
     "tf.estimator.export.ClassificationOutput": "kte.ClassificationOutput",
     "tf.estimator.export.RegressionOutput": "kte.RegressionOutput",
-    "tf.estimator.export.ServingInputReceiver": "kte.ServingInputReceiver",
+    "tf.estimator.export.ServingInputReceiver": "kte.export.ServingInputReceiver",
+    "tf.estimator.export.TensorServingInputReceiver": "kte.export.TensorServingInputReceiver",
     "tf.estimator.export.build_raw_serving_input_receiver_fn": (
-        "kte.build_raw_serving_input_receiver_fn"
+        "kte.export.build_raw_serving_input_receiver_fn"
     ),
     "tf.estimator.export.build_parsing_serving_input_receiver_fn": (
-        "kte.build_parsing_serving_input_receiver_fn"
+        "kte.export.build_parsing_serving_input_receiver_fn"
     ),
     "tf.estimator.SessionRunHook": "kte.SessionRunHook",
     "tf.train.SessionRunHook": "kte.SessionRunHook",
@@ -100,10 +101,11 @@ TF1_NAMES = {
         to_float to_int32 one_hot argmax reduce_mean reduce_sum reduce_max
         reduce_min matmul einsum concat stack squeeze expand_dims transpose
         where gather sqrt rsqrt exp log pow square abs maximum minimum tanh
-        sigmoid equal greater less logical_and add_n
+        sigmoid equal greater less logical_and add_n multiply subtract
+        divide
         truncated_normal_initializer zeros_initializer ones_initializer
         constant_initializer random_normal_initializer
-        glorot_uniform_initializer""",
+        glorot_uniform_initializer variance_scaling_initializer slice""",
     "layers": """
         dense conv2d max_pooling2d average_pooling2d batch_normalization
         dropout flatten""",
@@ -159,6 +161,8 @@ TF2_MOVES = {
     "tf.to_int64": "tf.compat.v1.to_int64",
     "tf.random_uniform": "tf.random.uniform",
     "tf.contrib.data": "tf.data.experimental",
+    "tf.placeholder": "tf.compat.v1.placeholder",
+    "tf.py_func": "tf.compat.v1.py_func",
 }
 
 # Calls with no equivalent here: what to do instead. Names in
@@ -202,8 +206,8 @@ UNSUPPORTED = {
         "kte.checkpoint"
     ),
     "tf.placeholder": (
-        "no graph placeholders: feed data through input_fn; for serving, "
-        "describe inputs in the serving input receiver of the export"
+        "no graph placeholders in model_fn: feed data through input_fn; for "
+        "serving, create them in serving_input_receiver_fn (it runs on TensorFlow)"
     ),
     "tf.estimator.Estimator": (
         "use kte.TPUEstimator(model_fn, ..., use_tpu=False) with "
@@ -229,7 +233,7 @@ UNSUPPORTED = {
         "TPU embeddings are not supported; use keras.layers.Embedding"
     ),
 }
-_INPUT_SIDE_OK = ("tf.py_func", "tf.py_function", "tf.numpy_function")
+_INPUT_SIDE_OK = ("tf.py_func", "tf.py_function", "tf.numpy_function", "tf.placeholder")
 
 # TF1 spellings folded onto one canonical name before lookup.
 _CONTRIB_TPU_ESTIMATOR_NAMES = (
@@ -347,7 +351,7 @@ def _function_sides(tree):
     input_seeds, model_seeds = set(), set()
     for name in functions:
         lowered = name.lower()
-        if "input_fn" in lowered:
+        if "input_fn" in lowered or "serving_input" in lowered:
             input_seeds.add(name)
         elif any(word in lowered for word in ("model_fn", "metric_fn", "host_call")):
             model_seeds.add(name)
@@ -425,6 +429,8 @@ class _Converter:
                 side = "model"
         if isinstance(node, (ast.Attribute, ast.Name)) and self.visit_name(node, side):
             return
+        if side == "model" and self.visit_as_list(node, side):
+            return
         if _is_dataset_call(node):
             self.visit(node.func, side)
             for child in list(node.args) + list(node.keywords):
@@ -432,6 +438,40 @@ class _Converter:
             return
         for child in ast.iter_child_nodes(node):
             self.visit(child, side)
+
+    def visit_as_list(self, node, side):
+        """`x.shape.as_list()` -> `list(x.shape)`: JAX shapes are tuples."""
+        if not (
+            isinstance(node, ast.Call)
+            and not node.args
+            and not node.keywords
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "as_list"
+        ):
+            return False
+        shape = node.func.value
+        if isinstance(shape, ast.Attribute) and shape.attr == "shape":
+            tensor = shape.value
+        elif (
+            isinstance(shape, ast.Call)
+            and not shape.args
+            and not shape.keywords
+            and isinstance(shape.func, ast.Attribute)
+            and shape.func.attr == "get_shape"
+        ):
+            tensor = shape.func.value
+        else:
+            return False
+        start = self.offset(node.lineno, node.col_offset)
+        tensor_end = self.offset(tensor.end_lineno, tensor.end_col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        original = self.source[start:end].decode("utf-8")
+        self.edits.append((start, start, "list("))
+        self.edits.append((tensor_end, end, ".shape)"))
+        tensor_text = self.source[start:tensor_end].decode("utf-8")
+        self.report(node, "INFO", f"Rewrote '{original}' to 'list({tensor_text}.shape)'")
+        self.visit(tensor, side)
+        return True
 
     def visit_name(self, node, side):
         """Rewrites or reports a TensorFlow name; False if `node` is not one."""
@@ -454,7 +494,7 @@ class _Converter:
                 if name == unsupported:
                     if not (side == "input" and unsupported in _INPUT_SIDE_OK):
                         self.report(node, "ERROR", f"'{full}' cannot be converted: {advice}")
-                    return True
+                        return True
             if side == "model" and name in TF1_TABLE:
                 self.uses.add("tf1")
                 self.replace(prefix_node, TF1_TABLE[name], original)

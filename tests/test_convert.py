@@ -64,12 +64,23 @@ def test_model_side_names_are_rewritten(before, after, imports):
         ("tf.FixedLenFeature([], tf.int64)", "tf.io.FixedLenFeature([], tf.int64)"),
         ("tf.to_int32(x)", "tf.compat.v1.to_int32(x)"),
         ("tf.contrib.data.map_and_batch(f, 8)", "tf.data.experimental.map_and_batch(f, 8)"),
-        ("tf.py_func(f, [x], tf.int32)", "tf.py_func(f, [x], tf.int32)"),
+        ("tf.py_func(f, [x], tf.int32)", "tf.compat.v1.py_func(f, [x], tf.int32)"),
     ],
 )
 def test_input_fn_stays_on_tensorflow(before, after):
     source = f"def input_fn(params):\n    return {before}\n"
     assert converted(source) == HEADER + f"def input_fn(params):\n    return {after}\n"
+
+
+def test_serving_input_receiver_fn_stays_on_tensorflow():
+    source = """\
+    def serving_input_receiver_fn():
+        x = tf.placeholder(tf.float32, [None, 64], name="x")
+        return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+    """
+    assert converted(source) == HEADER + KTE + textwrap.dedent(source).replace(
+        "tf.placeholder", "tf.compat.v1.placeholder"
+    ).replace("tf.estimator.export.", "kte.export.")
 
 
 def test_functions_used_by_input_fn_and_dataset_map_stay_on_tensorflow():
