@@ -11,6 +11,8 @@ these reaches here means a Keras upgrade has one file to check, and
 
 import contextlib
 
+import numpy as np
+
 from keras.src.backend.common import global_state
 from keras.src.layers.layer import CallContext
 
@@ -90,3 +92,66 @@ def learning_rate_override(optimizer, rate):
         yield
     finally:
         optimizer._learning_rate = saved
+
+
+@contextlib.contextmanager
+def absolute_name_scope(path):
+    """Variables created inside the block are named `path/<name>`, whatever scopes are open.
+
+    `path` may be `""` (the top level) or hold `/`; Keras's own
+    `name_scope(override_parent=...)` cannot express either.
+    """
+    import keras
+
+    stack = global_state.get_global_attribute("name_scope_stack")
+    global_state.set_global_attribute("name_scope_stack", [])
+    try:
+        with contextlib.ExitStack() as scopes:
+            for part in filter(None, path.split("/")):
+                scopes.enter_context(keras.name_scope(part))
+            yield
+    finally:
+        global_state.set_global_attribute("name_scope_stack", stack)
+
+
+@contextlib.contextmanager
+def assignments_ignored():
+    """`Variable.assign` (and `assign_add`/`assign_sub`) change nothing inside the block.
+
+    The shape is still checked and the value returned, so code that assigns
+    (a TF1 optimizer's `apply_gradients`) runs, but no variable changes.
+    """
+    from keras.src.backend.common.variables import Variable
+
+    original = Variable.assign
+
+    def assign(self, value):
+        shape = getattr(value, "shape", None)
+        if tuple(np.shape(value) if shape is None else shape) != tuple(self.shape):
+            return original(self, value)  # Raises Keras's shape error.
+        return value
+
+    Variable.assign = assign
+    try:
+        yield
+    finally:
+        Variable.assign = original
+
+
+def hidden_endpoint(archive, name, fn, input_signature, **kwargs):
+    """Converts `fn` (JAX) in `archive`, without making it a SavedModel signature.
+
+    `keras.export.ExportArchive.add_endpoint` converts a JAX function to a
+    `tf.function` bound to the archive's variables, and makes every endpoint
+    a signature. Signatures that first run TensorFlow ops (parsing
+    `tf.train.Example`s) and then the converted function need it as a
+    building block only: it stays an attribute of the saved object, but is
+    taken off the archive's list of signatures.
+
+    Returns:
+        The converted `tf.function`.
+    """
+    function = archive.add_endpoint(name, fn, input_signature=input_signature, **kwargs)
+    archive._endpoint_names.remove(name)
+    archive._endpoint_signatures.pop(name, None)
+    return function

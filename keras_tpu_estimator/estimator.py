@@ -28,10 +28,14 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
+from keras_tpu_estimator import export as export_lib
 from keras_tpu_estimator import hooks as hooks_lib
+from keras_tpu_estimator import scope
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.model import EstimatorModel
+from keras_tpu_estimator.model import _leading_dim
+from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
@@ -68,15 +72,19 @@ class TPUEstimator:
             dimension. Other axes are not supported (transpose in
             `input_fn`).
         eval_on_tpu: False evaluates on the host CPU.
-        export_to_tpu: kept for `export_saved_model`.
-        export_to_cpu: kept for `export_saved_model`.
+        export_to_tpu: with `use_tpu`, `export_saved_model` also compiles
+            the serving program for the TPU.
+        export_to_cpu: `export_saved_model` compiles the serving program for
+            the CPU.
         warm_start_from: a checkpoint path (of this library or TensorFlow) or
             a `kte.WarmStartSettings`, used when `model_dir` has no
             checkpoint yet.
         embedding_config_spec: must be None: TPU embedding tables are not
             supported on this runtime (use `keras.layers.Embedding`).
         export_saved_model_api_version: `ExportSavedModelApiVersion.V1` or
-            `V2`.
+            `V2`. Both export the same graph: `model_fn` is one XLA program
+            for every platform, and `kte.export.inference_on_tpu` (V2) runs
+            its computation in it.
 
     Raises:
         ValueError: for a missing `config`, disagreeing model dirs, a missing
@@ -156,6 +164,9 @@ class TPUEstimator:
         self._models = {}
         # id(model) -> (checkpoint_path, step) the model holds, unchanged since.
         self._loaded = {}
+        # id(model) -> the step of trained weights no checkpoint holds (when
+        # checkpoints are disabled): training continues from them.
+        self._unsaved = {}
         self._manager = checkpoint_lib.CheckpointManager(
             self.model_dir, max_to_keep=self._config.keep_checkpoint_max
         )
@@ -179,12 +190,25 @@ class TPUEstimator:
 
     @property
     def model_fn(self):
-        """The `model_fn`, bound to `params`: `(features, labels, mode, config)`."""
+        """The `model_fn`, bound to `params`: `(features, labels, mode, config)`.
+
+        Each call runs `model_fn` eagerly with fresh variables (as TensorFlow
+        ran it in a new graph): nothing of the estimator's models changes.
+        """
         model = self._model(ModeKeys.TRAIN)
 
-        def bound_model_fn(features, labels, mode, config):
-            del config
-            return model._call(features, labels, mode, model._global_step_value(), True)
+        def bound_model_fn(features, labels, mode, config=None):
+            with scope.model_fn_context(
+                scope.VariableStore(), mode, True, 0, training=mode == ModeKeys.TRAIN
+            ):
+                return call_model_fn(
+                    self._model_fn,
+                    features,
+                    labels,
+                    mode,
+                    model._model_fn_params(_leading_dim(features)),
+                    config or self._config,
+                )
 
         return bound_model_fn
 
@@ -283,25 +307,42 @@ class TPUEstimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
-        start = self._manager.latest_step() or 0
+        model = self._model(ModeKeys.TRAIN)
+        latest = self._manager.latest_step()
+        unsaved = self._unsaved.get(id(model))
+        if unsaved is not None and unsaved < (latest or 0):
+            unsaved = None  # The checkpoint is newer: it wins.
+        start = unsaved if unsaved is not None else latest or 0
         if max_steps is not None and start >= max_steps:
             _log.info("Skipping training since max_steps has already saved.")
             return self
-        model = self._model(ModeKeys.TRAIN)
+        user_hooks = list(hooks or [])
+        stop = _stop_step(user_hooks, start)
+        if stop is not None and stop <= start:
+            _log.info("Skipping training: a StopAtStepHook's last step is reached.")
+            return self
         source = model.build_for(ModeKeys.TRAIN, input_fn)
-        if self._load(model) is None:
+        if unsaved is None and self._load(model) is None:
             self._warm_start(model)
         remaining = steps if steps is not None else (
-            max_steps - model.global_step if max_steps is not None else None
+            max_steps - start if max_steps is not None else None
         )
+        user_hooks += list(model.spec_hooks.get(ModeKeys.TRAIN) or [])
+        stop = _stop_step(user_hooks, start)
+        if stop is not None:
+            # Loops end exactly at the step a StopAtStepHook stops at.
+            until_stop = max(stop - start, 1)
+            remaining = until_stop if remaining is None else min(remaining, until_stop)
         if remaining is None and getattr(source, "is_infinite", lambda: False)():
             raise ValueError(
                 "The training input is endless (repeated): give `steps` or `max_steps`."
             )
+        # NaN checks come first, so that no checkpoint of NaN weights is
+        # written; a NanTensorHook of the user's replaces the built-in one.
+        nan_hooks = [h for h in user_hooks if isinstance(h, hooks_lib.NanTensorHook)]
         callbacks = hooks_lib.as_callbacks(
-            [hooks_lib.NanTensorHook()]  # First: no checkpoint of NaN weights.
-            + list(hooks or [])
-            + list(model.spec_hooks.get(ModeKeys.TRAIN) or []),
+            (nan_hooks or [hooks_lib.NanTensorHook()])
+            + [h for h in user_hooks if not isinstance(h, hooks_lib.NanTensorHook)],
             ModeKeys.TRAIN,
         )
         callbacks.append(_CheckpointSaver(self, model, saving_listeners or []))
@@ -312,13 +353,16 @@ class TPUEstimator:
                 summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps, model)
             )
         model.align_loops_to = self._config.save_checkpoints_steps
+        self._unsaved.pop(id(model), None)
         try:
-            with summary_lib.record_summaries(self.model_dir, lambda: model.global_step):
+            with summary_lib.record_summaries(self.model_dir, lambda: _summary_step(model)):
                 model.fit(source, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                           shuffle=False, verbose=0)
         except BaseException:
             self._loaded.pop(id(model), None)  # Unsaved steps: reload next time.
             raise
+        if self._manager.latest_step() != model.global_step:
+            self._unsaved[id(model)] = model.global_step
         return self
 
     def _warm_start(self, model):
@@ -400,6 +444,140 @@ class TPUEstimator:
             rows = len(next(iter(batch.values()))) if isinstance(batch, dict) else len(batch)
             for i in range(rows):
                 yield {k: v[i] for k, v in batch.items()} if isinstance(batch, dict) else batch[i]
+
+    # ------------------------------------------------------------------
+    # Export.
+
+    def export_saved_model(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        experimental_mode=ModeKeys.PREDICT,
+    ):
+        """Exports the given or latest checkpoint as a SavedModel for serving.
+
+        `model_fn` runs in PREDICT mode on the features of the receiver;
+        every `export_outputs` key becomes a signature, and
+        `serving_default` is always there (the `predictions` without
+        `export_outputs`). The variables hold the weights and
+        `global_step`, not the optimizer's slots. The serving program is
+        compiled for the CPU (`export_to_cpu`) and, with `use_tpu` and
+        `export_to_tpu`, for the TPU too, in the one `serve` graph.
+
+        Args:
+            export_dir_base: the directory the export goes in, as a new
+                `<unix timestamp>` subdirectory, written atomically.
+            serving_input_receiver_fn: a function of no arguments returning
+                a `kte.export.ServingInputReceiver` (see `kte.export`).
+            assets_extra: a dict of destination path (under `assets.extra/`)
+                to source file, copied into the export.
+            as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
+            checkpoint_path: the checkpoint to export; default the latest.
+            experimental_mode: only `ModeKeys.PREDICT` is supported.
+
+        Returns:
+            The export directory, as bytes: `b"<export_dir_base>/<timestamp>"`.
+
+        Raises:
+            ValueError: with no checkpoint, an unsupported mode, both
+                `export_to_cpu` and `export_to_tpu` False, or an invalid
+                argument (checked before anything is written).
+
+        Example:
+
+        ```python
+        receiver_fn = kte.export.build_parsing_serving_input_receiver_fn(
+            {"x": tf.io.FixedLenFeature([4], tf.float32)})
+        path = estimator.export_saved_model("exports", receiver_fn)
+        tf.saved_model.load(path).signatures["serving_default"](examples=...)
+        ```
+        """
+        if experimental_mode != ModeKeys.PREDICT:
+            raise ValueError(
+                "`experimental_mode` must be ModeKeys.PREDICT: only serving "
+                f"graphs are exported. Received: experimental_mode={experimental_mode!r}"
+            )
+        if not self.export_to_cpu and not self.export_to_tpu:
+            raise ValueError("One of export_to_cpu and export_to_tpu must be true.")
+        if checkpoint_path is None:
+            checkpoint_path = self.latest_checkpoint()
+        if checkpoint_path is None:
+            raise ValueError(f"Couldn't find trained model at {self.model_dir}.")
+        step = _step_of(checkpoint_path)  # Fails now on a path that is no checkpoint.
+        platforms = (("cpu",) if self.export_to_cpu else ()) + (
+            ("tpu",) if self.export_to_tpu and self._use_tpu else ()
+        )
+        if not platforms:
+            raise ValueError(
+                "export_to_cpu=False with use_tpu=False leaves nothing to export: "
+                "export_to_tpu needs use_tpu=True."
+            )
+        model = self._model(ModeKeys.PREDICT)
+
+        def restore():
+            self._loaded.pop(id(model), None)  # The PREDICT build may add variables.
+            self._load(model, checkpoint_path)
+            return step
+
+        return export_lib.export_saved_model(
+            model,
+            export_dir_base,
+            serving_input_receiver_fn,
+            assets_extra=assets_extra,
+            as_text=as_text,
+            platforms=platforms,
+            restore=restore,
+        )
+
+    def export_savedmodel(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        strip_default_attrs=False,
+    ):
+        """The former name of `export_saved_model`.
+
+        `strip_default_attrs` is accepted for compatibility: TensorFlow 2's
+        SavedModel writer always strips default-valued attributes.
+
+        Returns:
+            The export directory, as bytes.
+
+        Raises:
+            ValueError: as `export_saved_model`, or for a non-bool
+                `strip_default_attrs`.
+        """
+        if not isinstance(strip_default_attrs, bool):
+            raise ValueError(
+                "`strip_default_attrs` must be a bool. Received: "
+                f"strip_default_attrs={strip_default_attrs!r}"
+            )
+        return self.export_saved_model(
+            export_dir_base,
+            serving_input_receiver_fn,
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+        )
+
+
+def _stop_step(hooks, start):
+    """The first global step a `StopAtStepHook` in `hooks` stops at, or None."""
+    steps = [h.target_step(start) for h in hooks if isinstance(h, hooks_lib.StopAtStepHook)]
+    return min(steps, default=None)
+
+
+def _summary_step(model):
+    """The step of a summary written without `step=` during training."""
+    if model.host_call_step is not None:
+        return model.host_call_step
+    return model.global_step
 
 
 def _manager_of(checkpoint_path):
