@@ -624,9 +624,11 @@ class EstimatorModel(keras.Model):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.
             global_size = chunk.size * jax.process_count()
             divisible = chunk.stacked or global_size % self.num_replicas == 0
+            # Resident training data arrives as example indices: not partitioned.
+            partition_dims = self._config.tpu_config.input_partition_dims
             data = distribute.put_batches(
                 data, self.distribution, chunk.stacked, divisible,
-                self._config.tpu_config.input_partition_dims,
+                partition_dims if isinstance(data, tuple) else None,
             )
             return chunk._replace(data=data)
 
