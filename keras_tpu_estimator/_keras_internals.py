@@ -155,3 +155,29 @@ def hidden_endpoint(archive, name, fn, input_signature, **kwargs):
     archive._endpoint_names.remove(name)
     archive._endpoint_signatures.pop(name, None)
     return function
+
+
+@contextlib.contextmanager
+def stateless_scope_as_bound_values(variables):
+    """Trades the active `keras.StatelessScope` for `bound_values` inside the block.
+
+    `ExportArchive` runs an endpoint in a `StatelessScope` mapping the tracked
+    variables to their converted values; there no variable may be created,
+    yet real `model_fn`s build an optimizer in every mode. Inside the block
+    `variables` hold their mapped values directly and no stateless scope is
+    active, as in `EstimatorModel`'s compiled steps. The scope is back on exit.
+    """
+    from keras.src.backend.common.stateless_scope import get_stateless_scope
+
+    scope = get_stateless_scope()
+    if scope is None:
+        yield
+        return
+    values = [scope.get_current_value(v) for v in variables]
+    mapped = [(v, x) for v, x in zip(variables, values) if x is not None]
+    global_state.set_global_attribute("stateless_scope", None)
+    try:
+        with bound_values([v for v, _ in mapped], [x for _, x in mapped]):
+            yield
+    finally:
+        global_state.set_global_attribute("stateless_scope", scope)

@@ -75,6 +75,16 @@ def _store_variable(path, initializer, shape, dtype):
         )
 
 
+def _value_of(source):
+    """An initializer giving `source`'s value: read only when the variable is created."""
+
+    def initializer(shape, dtype=None):
+        # A copy: two variables sharing one buffer break the step's donation.
+        return ops.copy(ops.cast(ops.reshape(source, shape), dtype))
+
+    return initializer
+
+
 def _value(x):
     """A tensor for `x` (a variable, a view, a callable rate, a number)."""
     if callable(x) and not isinstance(x, (keras.Variable, VariableView)):
@@ -280,9 +290,9 @@ class Optimizer:
 
     def _get_or_make_slot(self, var, val, slot_name, op_name):
         variable = keras_variable(var)
-        value = np.asarray(keras_variable(val))
         return self._get_or_make_slot_with_initializer(
-            variable, value, variable.shape, variable.dtype, slot_name, op_name
+            variable, _value_of(keras_variable(val)), variable.shape, variable.dtype,
+            slot_name, op_name,
         )
 
     def _create_non_slot_variable(self, initial_value, name, colocate_with=None):
@@ -706,7 +716,7 @@ class ExponentialMovingAverage:
             if id(variable) not in self._averages:
                 self._averages[id(variable)] = _store_variable(
                     _unique_path(f"{variable.path}/{self._name}"),
-                    np.asarray(variable.value), variable.shape, variable.dtype,
+                    _value_of(variable), variable.shape, variable.dtype,
                 )
             shadow = self._averages[id(variable)]
             rate = ops.cast(1.0 - decay, shadow.dtype)
