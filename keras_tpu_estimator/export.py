@@ -882,8 +882,10 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     def serve(features):
         if single:
             features = features[SINGLE_FEATURE_DEFAULT_NAME]
-        spec = model._call(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
-                           building=False)
+        # model_fn may build an optimizer, which the archive's scope forbids.
+        with _keras_internals.stateless_scope_as_bound_values(model.store.variables):
+            spec = model._call(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
+                               building=False)
         signatures = serving_signatures(spec)
         classifications.update(
             k for k, v in signatures.items() if isinstance(v, ClassificationOutput)

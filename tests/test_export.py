@@ -184,10 +184,9 @@ def test_receiver_alternatives_add_signatures_taking_other_inputs(trained):
     np.testing.assert_allclose(served["outputs"].numpy(), predicted["logits"][:3, 0], atol=1e-5)
 
 
-def test_export_without_export_outputs_serves_the_predictions_dict(tmp_path):
-    x, y = data()
-    estimator = make_estimator(tmp_path / "model")
-    estimator.train(input_fn_of(x, y), max_steps=2)
+def test_export_without_export_outputs_serves_the_predictions_dict(trained, tmp_path):
+    x = trained[3]
+    estimator = make_estimator(trained[0].model_dir)  # Same checkpoints, no export_outputs.
     receiver_fn = kte.export.build_raw_serving_input_receiver_fn(
         {"x": tf.TensorSpec((None, DIM), tf.float32)}
     )
@@ -403,6 +402,25 @@ def test_estimator_model_export_checks_its_arguments(tmp_path, kwargs, message):
     assert not os.path.exists(tmp_path / "m")
 
 
+def test_a_model_fn_building_an_optimizer_in_every_mode_exports(tmp_path):
+    def optimizer_first_model_fn(features, labels, mode):
+        optimizer = keras.optimizers.Adam(0.1)  # Before the mode is looked at, as TF1 code does.
+        logits = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(2))(features["x"])
+        if mode == kte.ModeKeys.PREDICT:
+            return kte.TPUEstimatorSpec(mode, predictions={"logits": logits})
+        loss = keras.ops.mean(keras.ops.square(logits))
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer)
+
+    model = kte.EstimatorModel(optimizer_first_model_fn, predict_batch_size=8)
+    x = data(8)[0]
+    model.export(str(tmp_path / "m"), input_signature={"x": keras.InputSpec(shape=(None, DIM))},
+                 verbose=False)
+    served = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"](x=tf.constant(x))
+    np.testing.assert_allclose(
+        served["logits"].numpy(), model.predict({"x": x}, verbose=0)["logits"], atol=1e-5
+    )
+
+
 # -- Sharded models, TPU programs, inference_on_tpu. -----------------------------
 
 
@@ -487,6 +505,7 @@ def test_inference_on_tpu_checks_batching_arguments(name, value):
         kte.export.inference_on_tpu(lambda a: a, [np.ones(2)], **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore:The `native_serialization` parameter is deprecated")
 def test_hidden_endpoint_is_converted_but_not_a_signature(tmp_path):
     dense = keras.layers.Dense(2)
     dense.build((None, 3))
