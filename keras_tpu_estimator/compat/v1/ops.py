@@ -295,8 +295,7 @@ def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
                 "sequence_mask() needs `maxlen` inside a compiled step: the "
                 "mask's length must be known when the step compiles."
             ) from error
-    mask = ops.expand_dims(ops.arange(int(maxlen)), 0) < ops.expand_dims(lengths, -1)
-    mask = ops.reshape(mask, tuple(ops.shape(lengths)) + (int(maxlen),))
+    mask = ops.arange(int(maxlen)) < ops.expand_dims(ops.convert_to_tensor(lengths), -1)
     return ops.cast(mask, str(dtypes.as_dtype(dtype)))
 
 
