@@ -30,6 +30,7 @@ from keras_tpu_estimator import distribute  # noqa: E402
 from keras_tpu_estimator import hooks  # noqa: E402
 from keras_tpu_estimator import metrics  # noqa: E402
 from keras_tpu_estimator import summary  # noqa: E402
+from keras_tpu_estimator import compat  # noqa: E402  (after the modules compat.v1 builds on)
 from keras_tpu_estimator.checkpoint import WarmStartSettings  # noqa: E402
 from keras_tpu_estimator.context import TPUContext  # noqa: E402
 from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
