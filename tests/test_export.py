@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import export as export_lib
 
 DIM = 4
 
@@ -269,6 +270,38 @@ def test_export_to_neither_cpu_nor_tpu_is_an_error(tmp_path):
     estimator.export_to_cpu = estimator.export_to_tpu = False
     with pytest.raises(ValueError, match="One of export_to_cpu and export_to_tpu must be true"):
         estimator.export_saved_model(str(tmp_path / "exports"), raw_receiver_fn)
+
+
+@pytest.mark.parametrize(
+    "export_outputs, signatures",
+    [
+        (None, ["serving_default"]),
+        ({"logits": "predict"}, ["logits", "serving_default"]),
+        ({"serving_default": "predict", "classify": "classify"}, ["classify", "serving_default"]),
+    ],
+)
+def test_signatures_follow_tensorflows_default_rules(export_outputs, signatures):
+    logits = np.zeros((2, 3), "float32")
+    kinds = {"predict": kte.PredictOutput(logits), "classify": kte.ClassificationOutput(logits)}
+    spec = kte.TPUEstimatorSpec(
+        kte.ModeKeys.PREDICT, predictions={"logits": logits},
+        export_outputs=None if export_outputs is None else {
+            k: kinds[v] for k, v in export_outputs.items()
+        },
+    )
+    chosen = export_lib.serving_signatures(spec)
+    assert sorted(chosen) == signatures
+    assert chosen["serving_default"].outputs.keys() <= {"logits", "output"}
+
+
+def test_several_export_outputs_need_a_default():
+    logits = np.zeros((2, 3), "float32")
+    spec = kte.TPUEstimatorSpec(
+        kte.ModeKeys.PREDICT, predictions=logits,
+        export_outputs={"a": kte.PredictOutput(logits), "b": kte.RegressionOutput(logits[:, 0])},
+    )
+    with pytest.raises(ValueError, match="none of them is specified as the default"):
+        export_lib.serving_signatures(spec)
 
 
 # -- Receivers. ---------------------------------------------------------------
