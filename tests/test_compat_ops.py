@@ -275,3 +275,22 @@ def test_unknown_dtype_is_named():
 def test_unsupported_feature_fails_naming_the_alternative(call, alternative):
     with pytest.raises(NotImplementedError, match=re.escape(alternative)):
         call()
+
+
+def test_summary_scalar_writes_in_a_host_call(tmp_path):
+    from keras_tpu_estimator import summary
+
+    with summary.record_summaries(str(tmp_path)):
+        assert tf1.summary.scalar("loss", np.float32(0.5), step=3)
+    assert summary.read_scalars(str(tmp_path))["loss"] == [(3, 0.5)]
+
+
+def test_summary_inside_model_fn_says_to_use_host_call():
+    with pytest.raises(RuntimeError, match="host_call"):
+        jax.jit(lambda x: tf1.summary.scalar("loss", x))(np.float32(1.0))
+
+
+def test_metrics_are_kte_metrics():
+    import keras_tpu_estimator as kte
+
+    assert tf1.metrics.accuracy is kte.metrics.accuracy and tf1.metrics.auc is kte.metrics.auc
