@@ -50,7 +50,6 @@ _log = logging.getLogger("keras_tpu_estimator")
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 SINGLE_FEATURE_DEFAULT_NAME = "feature"
 SINGLE_RECEIVER_DEFAULT_NAME = "input"
-SINGLE_LABEL_DEFAULT_NAME = "label"
 _ASSETS_EXTRA = "assets.extra"
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
