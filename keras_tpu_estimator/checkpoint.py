@@ -832,7 +832,10 @@ def warm_start(model, settings):
             f"path. Received: settings={_short_repr(settings)}"
         )
     reader = checkpoint_reader(settings.ckpt_to_initialize_from)
-    variables = model.store.variables_by_name()
+    # A TF1 train_op's `global_step` is a store variable; it is never warm-started.
+    variables = {
+        name: v for name, v in model.store.variables_by_name().items() if name != GLOBAL_STEP
+    }
     selected = _select(variables, settings.vars_to_warm_start)
     renames = settings.var_name_to_prev_var_name
     unused = sorted(set(renames) - set(selected))
