@@ -13,6 +13,9 @@ from keras_tpu_estimator import scope
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
 X = np.random.default_rng(0).normal(size=(4, 6)).astype("float32")
 IMAGES = np.random.default_rng(1).normal(size=(2, 8, 8, 3)).astype("float32")
+# Symbolic inputs: naming tests build layers without computing anything.
+SX = keras.KerasTensor(X.shape)
+SIMAGES = keras.KerasTensor(IMAGES.shape)
 
 
 def run(program, store=None, mode=TRAIN, building=True):
@@ -31,48 +34,48 @@ def names(program, **kwargs):
 
 
 def two_dense():
-    tf1.layers.dense(tf1.layers.dense(X, 3), 2)
+    tf1.layers.dense(tf1.layers.dense(SX, 3), 2)
 
 
 def dense_in_two_scopes():
     with tf1.variable_scope("a"):
-        tf1.layers.dense(X, 3)
+        tf1.layers.dense(SX, 3)
     with tf1.variable_scope("b"):
-        tf1.layers.dense(X, 3, use_bias=False)
+        tf1.layers.dense(SX, 3, use_bias=False)
 
 
 def default_named_blocks():
     for _ in range(2):
         with tf1.variable_scope(None, default_name="block"):
-            tf1.layers.dense(X, 3, use_bias=False)
+            tf1.layers.dense(SX, 3, use_bias=False)
 
 
 def cnn():
-    x = tf1.layers.conv2d(IMAGES, 4, 3, padding="same")
+    x = tf1.layers.conv2d(SIMAGES, 4, 3, padding="same")
     x = tf1.layers.batch_normalization(x, training=True)
     x = tf1.layers.max_pooling2d(x, 2, 2)
     tf1.layers.dense(tf1.layers.flatten(x), 2, use_bias=False)
 
 
 def named_layers():
-    tf1.layers.dense(X, 3, name="logits")
-    tf1.layers.conv2d(IMAGES, 2, 1, name="proj", use_bias=False)
+    tf1.layers.dense(SX, 3, name="logits")
+    tf1.layers.conv2d(SIMAGES, 2, 1, name="proj", use_bias=False)
 
 
 def reentered_scope_with_reuse():
     with tf1.variable_scope("layer"):
-        tf1.layers.dense(X, 6)
+        tf1.layers.dense(SX, 6)
     with tf1.variable_scope("layer", reuse=True):
-        tf1.layers.dense(X, 6)
+        tf1.layers.dense(SX, 6)
 
 
 def bert_like():
     with tf1.variable_scope("bert"):
         with tf1.variable_scope("embeddings"):
             tf1.get_variable("word_embeddings", [10, 6])
-            tf1.contrib.layers.layer_norm(X, begin_norm_axis=-1, begin_params_axis=-1)
+            tf1.contrib.layers.layer_norm(SX, begin_norm_axis=-1, begin_params_axis=-1)
         with tf1.variable_scope("encoder/layer_0/attention/self"):
-            tf1.layers.dense(X, 6, name="query")
+            tf1.layers.dense(SX, 6, name="query")
     with tf1.variable_scope("cls/predictions"):
         tf1.get_variable("output_bias", [10], initializer=tf1.zeros_initializer())
 
@@ -80,12 +83,12 @@ def bert_like():
 def scope_name_then_layer():
     with tf1.variable_scope("dense"):
         tf1.get_variable("w", [1])
-    tf1.layers.dense(X, 1, use_bias=False)
+    tf1.layers.dense(SX, 1, use_bias=False)
 
 
 def two_layer_norms():
-    tf1.contrib.layers.layer_norm(X)
-    tf1.contrib.layers.layer_norm(X)
+    tf1.contrib.layers.layer_norm(SX)
+    tf1.contrib.layers.layer_norm(SX)
 
 
 @pytest.mark.parametrize(
