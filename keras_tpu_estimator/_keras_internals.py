@@ -181,3 +181,14 @@ def stateless_scope_as_bound_values(variables):
             yield
     finally:
         global_state.set_global_attribute("stateless_scope", scope)
+
+
+@contextlib.contextmanager
+def top_level_name_scope():
+    """Closes every Keras name scope inside the block: new paths start at the top."""
+    saved = global_state.get_global_attribute("name_scope_stack")
+    global_state.set_global_attribute("name_scope_stack", [])
+    try:
+        yield
+    finally:
+        global_state.set_global_attribute("name_scope_stack", saved)

@@ -455,3 +455,33 @@ def test_tf1_style_model_fn_trains_evaluates_and_predicts():
                            "net/batch_normalization/moving_variance:0")
     moving_mean = model.store.created_layers["net/batch_normalization"].moving_mean
     assert np.abs(np.asarray(moving_mean)).max() > 0  # updated without UPDATE_OPS
+
+
+def test_layer_object_made_once_is_found_again_in_every_call():
+    layer = tf1.layers.Dense(2)
+    store = scope.VariableStore()
+
+    def program():
+        with tf1.variable_scope("elsewhere"):
+            out = layer(SX)
+        return [v.name for v in tf1.trainable_variables()], out
+
+    first, _ = run(program, store=store)
+    again, _ = run(program, store=store, mode=EVAL, building=False)
+    assert first == again == ["elsewhere/dense/kernel:0", "elsewhere/dense/bias:0"]
+
+
+def test_top_level_scope_object_can_be_reentered_from_inside_a_scope():
+    def program():
+        top = tf1.get_variable_scope()
+        with tf1.variable_scope("inner"):
+            with tf1.variable_scope(top):
+                tf1.get_variable("w", [1])
+        return [v.name for v in tf1.global_variables()]
+
+    assert run(program) == ["w:0"]
+
+
+def test_get_variable_shape_must_be_fully_defined():
+    with pytest.raises(ValueError, match=r"shape=\[None, 3\]"):
+        run(lambda: tf1.get_variable("w", [None, 3]))

@@ -96,18 +96,30 @@ class Layer:
         self._reuse = _reuse
         self._config = kwargs
         self.keras_layer = None
+        self._path = self._call = None
 
     def _make(self):
         """Returns a new Keras layer (stateful layers override this)."""
         raise NotImplementedError
 
     def _keras_layer(self):
-        """Gets the store's Keras layer on the first call; True if first used now."""
-        if self.keras_layer is not None:
+        """Gets the store's Keras layer; True when this call of model_fn first uses it.
+
+        The name is picked at the object's first call and kept: an object
+        made once and called in every `model_fn` call (a layer built outside
+        `model_fn`) is found again by that name, as TF1 re-entered its scope.
+        """
+        call = scope.call_state("compat.v1.call", object)
+        if self.keras_layer is not None and self._call is call:
             return False
-        with variable_scope(self.name, default_name=self.base_name, reuse=self._reuse) as vs:
-            path, reuse = vs.name, vs.reuse
-        _check_reuse(path, reuse, what="Layer")
+        first_call = self.keras_layer is None
+        self._call = call
+        if first_call:
+            with variable_scope(self.name, default_name=self.base_name, reuse=self._reuse) as vs:
+                path, reuse = vs.name, vs.reuse
+            _check_reuse(path, reuse, what="Layer")
+            self._path = path
+        path = self._path
         # In bfloat16_scope: float32 variables, bfloat16 compute.
         self._dtype = "mixed_bfloat16" if current_graph().bfloat16 else None
 

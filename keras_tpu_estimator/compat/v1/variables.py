@@ -123,14 +123,8 @@ def _unique_name(graph, parent, base):
 def absolute_scope(path):
     """Makes `path` the current Keras name scope: variables are created under it."""
     if not path:
-        if _keras_internals.current_scope_path():
-            # Keras name scopes cannot go back to the top level once inside one.
-            raise ValueError(
-                "Re-entering the top-level variable scope from inside another "
-                "scope is not supported; open the scope at the top level of "
-                "model_fn instead."
-            )
-        yield
+        with _keras_internals.top_level_name_scope():
+            yield
         return
     parent, _, last = path.rpartition("/")
     with keras.name_scope(last, override_parent=parent):
@@ -363,6 +357,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if not isinstance(name, str) or not name.strip("/"):
         raise ValueError(
             f"Argument `name` of get_variable must be a non-empty string. Received: {name!r}"
+        )
+    if shape is not None and any(d is None for d in shape):
+        raise ValueError(
+            f"Argument `shape` of get_variable({name!r}) must be fully defined. "
+            f"Received: shape={shape!r}"
         )
     current = get_variable_scope()
     full = _join(_keras_internals.current_scope_path(), name.strip("/"))
