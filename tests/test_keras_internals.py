@@ -80,3 +80,12 @@ def test_learning_rate_override_applies_then_restores():
         optimizer.apply([keras.ops.ones(())], [variable])
     assert float(variable.value) == 0.5
     assert float(optimizer.learning_rate.value) == 1.0
+
+
+def test_top_level_name_scope_starts_paths_at_the_top_then_restores():
+    with keras.name_scope("outer"):
+        with _keras_internals.top_level_name_scope():
+            assert _keras_internals.current_scope_path() == ""
+            variable = keras.Variable(1.0, name="w")
+        assert _keras_internals.current_scope_path() == "outer"
+    assert variable.path == "w"
