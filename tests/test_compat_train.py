@@ -491,3 +491,22 @@ def test_cross_shard_optimizer_rejects_other_reductions():
 def test_cross_replica_sum_is_the_identity_in_the_global_view():
     x = np.arange(4.0)
     assert tf1.tpu.cross_replica_sum(x) is x
+
+
+# ----------------------------------------------------------------------
+# The build pass.
+
+
+def test_the_build_pass_changes_no_variable_and_each_step_assigns_once():
+    def model_fn(features, labels, mode, params):
+        loss = _linear_loss(features, labels)
+        (w,) = tf1.trainable_variables()
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=tf1.group(w.assign(w + 1.0)))
+
+    x, y = _data()
+    model = kte.EstimatorModel(model_fn, train_batch_size=32)
+    model.compile()
+    source = model.build_for(kte.ModeKeys.TRAIN, {"x": x}, y)
+    np.testing.assert_array_equal(_values(model)["w"], np.zeros((3, 1)))
+    model.fit(source, epochs=2, verbose=0)
+    np.testing.assert_array_equal(_values(model)["w"], np.full((3, 1), 2.0))
