@@ -621,3 +621,13 @@ def test_a_nan_tensor_hook_of_the_user_replaces_the_built_in_one(tmp_path):
     estimator.train(input_fn_of(*data(), repeat=True), max_steps=10,
                     hooks=[kte.NanTensorHook(fail_on_nan_loss=False)])
     assert estimator.get_variable_value("global_step") == 6
+
+
+def test_layout_map_reaches_the_model(tmp_path):
+    config = kte.RunConfig(model_dir=str(tmp_path), log_step_count_steps=None,
+                           tpu_config=kte.TPUConfig(num_cores_per_replica=2))
+    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+                                 train_batch_size=16, layout_map={".*dense/kernel": ("model", None)})
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=2)
+    kernel = estimator._model(kte.ModeKeys.TRAIN).store.variables_by_name()["dense/kernel"]
+    assert tuple(kernel.value.sharding.spec) == ("model", None)
