@@ -348,6 +348,18 @@ def test_layer_norm_matches_numpy():
     np.testing.assert_allclose(run(program), expected, rtol=1e-4, atol=1e-5)
 
 
+def test_batch_normalization_uses_tf1_defaults_and_updates_moving_statistics():
+    def program():
+        out = tf1.layers.batch_normalization(X, training=True)
+        moving_mean, moving_variance = tf1.global_variables()[2:]
+        return out, np.asarray(moving_mean), np.asarray(moving_variance)
+
+    out, moving_mean, moving_variance = run(program)
+    np.testing.assert_allclose(out, (X - X.mean(0)) / np.sqrt(X.var(0) + 1e-3), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(moving_mean, 0.01 * X.mean(0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(moving_variance, 0.99 + 0.01 * X.var(0), rtol=1e-4)
+
+
 def test_dropout_drops_only_in_training_and_rescales():
     def program():
         ones = np.ones((64, 64), "float32")
@@ -455,6 +467,8 @@ def test_tf1_style_model_fn_trains_evaluates_and_predicts():
                            "net/batch_normalization/moving_variance:0")
     moving_mean = model.store.created_layers["net/batch_normalization"].moving_mean
     assert np.abs(np.asarray(moving_mean)).max() > 0  # updated without UPDATE_OPS
+    # Dropout drew new numbers every step: the seed generator advanced.
+    assert int(np.asarray(model.store.seed_generator.state)[1]) == model.global_step
 
 
 def test_layer_object_made_once_is_found_again_in_every_call():

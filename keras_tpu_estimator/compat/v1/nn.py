@@ -9,7 +9,6 @@ loss = tf1.reduce_mean(tf1.nn.sparse_softmax_cross_entropy_with_logits(
 ```
 """
 
-import keras
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import ops as tf1_ops
@@ -281,6 +280,3 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
 def zero_fraction(value, name=None):
     """The fraction of zeros in `value` (used in TF1 activation summaries)."""
     return ops.mean(ops.cast(ops.equal(value, 0), "float32"))
-
-
-del keras

@@ -19,7 +19,6 @@ mean = tf1.reduce_sum(x * mask[..., None], axis=1) / tf1.reduce_sum(mask, 1, kee
 
 import builtins
 
-import keras
 import numpy as np
 from keras import ops
 
@@ -430,4 +429,4 @@ def _unsupported_value_dependent(name, alternative):
 unique = _unsupported_value_dependent("unique", "Use a fixed-size representation (e.g. one_hot).")
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "builtins", "keras", "np", "ops", "dtypes")]
+    "builtins", "np", "ops", "dtypes")]
