@@ -31,9 +31,9 @@ import re
 import tempfile
 
 import numpy as np
-import tensorflow as tf
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
+import tensorflow as tf
 
 KEYWORD_ID = 3  # ids 0, 1, 2 are [PAD], [CLS], [SEP]
 
@@ -131,7 +131,7 @@ def embedding_postprocessor(input_tensor, token_type_ids, config):
         shape=[config.max_position_embeddings, width],
         initializer=create_initializer(config.initializer_range),
     )
-    position_embeddings = tf1.slice(full_position_embeddings, [0, 0], [seq_length, -1])
+    position_embeddings = full_position_embeddings[:seq_length, :]
     output += tf1.expand_dims(position_embeddings, 0)
     return layer_norm_and_dropout(output, config.hidden_dropout_prob)
 
@@ -141,7 +141,7 @@ def create_attention_mask_from_input_mask(from_tensor, to_mask):
     to_seq_length = get_shape_list(to_mask)[1]
     to_mask = tf1.cast(tf1.reshape(to_mask, [batch_size, 1, to_seq_length]), tf1.float32)
     broadcast_ones = tf1.ones(shape=[batch_size, from_seq_length, 1], dtype=tf1.float32)
-    return broadcast_ones * to_mask
+    return to_mask * broadcast_ones
 
 
 def attention_layer(layer_input, attention_mask, batch_size, seq_length, config):

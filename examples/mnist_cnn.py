@@ -19,9 +19,9 @@ from __future__ import print_function
 import tempfile
 
 import numpy as np
-import tensorflow as tf
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
+import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 

@@ -20,8 +20,9 @@ TensorFlow (`tf.layers.dense`, `tf.contrib.tpu.TPUEstimator`,
 
 Edits are computed from the syntax tree's node positions and applied to the
 original text, so comments and formatting survive. The needed imports are
-added once, after the TensorFlow import. Converting the output again changes
-nothing.
+added once, just before the first TensorFlow import (importing TensorFlow
+first would make Keras pick its TensorFlow backend). Converting the output
+again changes nothing.
 
 Calls with no equivalent here (feature columns, `py_func`,
 `outside_compilation`, sessions, placeholders, ...) are left as they are and
@@ -105,7 +106,7 @@ TF1_NAMES = {
         divide
         truncated_normal_initializer zeros_initializer ones_initializer
         constant_initializer random_normal_initializer
-        glorot_uniform_initializer variance_scaling_initializer slice""",
+        glorot_uniform_initializer variance_scaling_initializer""",
     "layers": """
         dense conv2d max_pooling2d average_pooling2d batch_normalization
         dropout flatten""",
@@ -527,7 +528,7 @@ class _Converter:
 
     def add_imports(self, tree):
         present = set()
-        last_tf_import, last_import = None, None
+        first_tf_import, last_import = None, None
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 last_import = node
@@ -538,10 +539,9 @@ class _Converter:
                         if alias.name == "keras_tpu_estimator.compat.v1" and alias.asname == "tf1":
                             present.add("tf1")
                         if _in(alias.name, "tensorflow"):
-                            last_tf_import = node
+                            first_tf_import = first_tf_import or node
                 elif node.module and _in(node.module, "tensorflow"):
-                    last_tf_import = node
-        anchor = last_tf_import or last_import
+                    first_tf_import = first_tf_import or node
         lines = [
             statement
             for key, statement in (("kte", KTE_IMPORT), ("tf1", TF1_IMPORT))
@@ -549,9 +549,12 @@ class _Converter:
         ]
         if not lines:
             return
-        if anchor is not None:
-            position = self.line_starts[anchor.end_lineno]
-            line = anchor.end_lineno + 1
+        if first_tf_import is not None:
+            position = self.line_starts[first_tf_import.lineno - 1]
+            line = first_tf_import.lineno
+        elif last_import is not None:
+            position = self.line_starts[last_import.end_lineno]
+            line = last_import.end_lineno + 1
         else:
             position, line = self._after_docstring(tree)
         newline = b"\r\n" if b"\r\n" in self.source else b"\n"

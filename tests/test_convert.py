@@ -51,7 +51,7 @@ def converted(body):
 )
 def test_model_side_names_are_rewritten(before, after, imports):
     source = f"def model_fn(features, labels, mode, params):\n    return {before}\n"
-    expected = HEADER + imports + f"def model_fn(features, labels, mode, params):\n    return {after}\n"
+    expected = imports + HEADER + f"def model_fn(features, labels, mode, params):\n    return {after}\n"
     assert converted(source) == expected
 
 
@@ -78,7 +78,7 @@ def test_serving_input_receiver_fn_stays_on_tensorflow():
         x = tf.placeholder(tf.float32, [None, 64], name="x")
         return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
     """
-    assert converted(source) == HEADER + KTE + textwrap.dedent(source).replace(
+    assert converted(source) == KTE + HEADER + textwrap.dedent(source).replace(
         "tf.placeholder", "tf.compat.v1.placeholder"
     ).replace("tf.estimator.export.", "kte.export.")
 
@@ -131,7 +131,7 @@ def test_comments_and_formatting_survive():
         return net
     """
     out = converted(source)
-    assert out == HEADER + TF1 + textwrap.dedent(source).replace(
+    assert out == TF1 + HEADER + textwrap.dedent(source).replace(
         "net = tf.layers.dense(", "net = tf1.layers.dense("
     )
 
@@ -152,15 +152,16 @@ def test_names_imported_from_tensorflow_modules_are_resolved():
     assert "return kte.TPUEstimatorSpec(mode, train_op=opt)" in out
 
 
-def test_imports_are_added_once_after_the_tensorflow_import():
+def test_imports_are_added_once_before_the_tensorflow_import():
+    # Importing TensorFlow first would give Keras its TensorFlow backend.
     source = '"""Doc."""\nimport os\nimport tensorflow as tf\nimport numpy as np\n\nx = tf.layers.dense\ny = tf.estimator.ModeKeys\n'
     out = convert.convert_source(source).source
     assert out.splitlines()[:5] == [
         '"""Doc."""',
         "import os",
-        "import tensorflow as tf",
         KTE.strip(),
         TF1.strip(),
+        "import tensorflow as tf",
     ]
     assert out.count(KTE) == 1 and out.count(TF1) == 1
 

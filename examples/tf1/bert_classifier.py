@@ -129,7 +129,7 @@ def embedding_postprocessor(input_tensor, token_type_ids, config):
         shape=[config.max_position_embeddings, width],
         initializer=create_initializer(config.initializer_range),
     )
-    position_embeddings = tf.slice(full_position_embeddings, [0, 0], [seq_length, -1])
+    position_embeddings = full_position_embeddings[:seq_length, :]
     output += tf.expand_dims(position_embeddings, 0)
     return layer_norm_and_dropout(output, config.hidden_dropout_prob)
 
@@ -139,7 +139,7 @@ def create_attention_mask_from_input_mask(from_tensor, to_mask):
     to_seq_length = get_shape_list(to_mask)[1]
     to_mask = tf.cast(tf.reshape(to_mask, [batch_size, 1, to_seq_length]), tf.float32)
     broadcast_ones = tf.ones(shape=[batch_size, from_seq_length, 1], dtype=tf.float32)
-    return broadcast_ones * to_mask
+    return to_mask * broadcast_ones
 
 
 def attention_layer(layer_input, attention_mask, batch_size, seq_length, config):

@@ -5,5 +5,6 @@ and the `kte` estimator classes.
 """
 
 from keras_tpu_estimator.compat.v1.contrib import layers
+from keras_tpu_estimator.compat.v1.contrib import summary
 
-__all__ = ["layers"]
+__all__ = ["layers", "summary"]
