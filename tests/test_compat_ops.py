@@ -104,6 +104,8 @@ def in_graph(fn):
         (lambda: tf1.cumsum(X, axis=1, exclusive=True), lambda: np.cumsum(X, 1) - X),
         (lambda: tf1.cumsum(X, axis=1, reverse=True), lambda: np.cumsum(X[:, ::-1], 1)[:, ::-1]),
         (lambda: tf1.einsum("ij,kj->ik", X, Y), lambda: X @ Y.T),
+        (lambda: tf1.slice(X, [1, 2], [2, -1]), lambda: X[1:3, 2:]),
+        (lambda: tf1.math.rsqrt(tf1.math.reduce_mean(POS, axis=-1)), lambda: 1 / np.sqrt(POS.mean(-1))),
     ],
 )
 def test_tensor_op_matches_numpy(tf1_fn, numpy_fn):
@@ -114,6 +116,18 @@ def test_shape_is_a_static_int32_array():
     shape = tf1.shape(X)
     assert shape.dtype == np.int32 and shape.tolist() == [4, 5]
     assert tf1.rank(X) == 2 and tf1.size(X) == 20
+
+
+def test_assertions_check_values_known_while_tracing():
+    assert tf1.assert_less_equal(tf1.shape(X)[1], 5) is None
+    with pytest.raises(ValueError, match="seq too long: assert_less_equal failed"):
+        tf1.assert_less_equal(tf1.shape(X)[1], 4, message="seq too long")
+    with pytest.raises(ValueError, match="rank 3"):
+        tf1.assert_rank(X, 3)
+
+
+def test_assertions_on_values_inside_the_compiled_step_are_skipped():
+    assert jax.jit(lambda x: tf1.assert_equal(x, 1.0) or x)(np.float32(2.0)) == 2.0
 
 
 def test_ops_compile_under_jit():

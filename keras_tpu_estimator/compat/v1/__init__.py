@@ -33,6 +33,7 @@ from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import layers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import logging  # noqa: F401
 from keras_tpu_estimator.compat.v1 import losses  # noqa: F401
+from keras_tpu_estimator.compat.v1 import math  # noqa: F401
 from keras_tpu_estimator.compat.v1 import metrics  # noqa: F401
 from keras_tpu_estimator.compat.v1 import nn  # noqa: F401
 from keras_tpu_estimator.compat.v1 import summary  # noqa: F401
