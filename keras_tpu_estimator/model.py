@@ -5,7 +5,9 @@
 
 - `train_step`: the spec's `loss`, differentiated with respect to every
   trainable variable the `model_fn` created, applied by the spec's
-  `train_op` (a Keras optimizer) or the compiled optimizer;
+  `train_op` (a Keras optimizer) or the compiled optimizer; or, for a TF1
+  `train_op` (`compat.v1` optimizers, `tf1.gradients` + `assign`), trained
+  by assignment (see `train_ops`);
 - `test_step`: the spec's `loss` and the metrics of `eval_metrics`;
 - `predict_step`: the spec's `predictions`.
 

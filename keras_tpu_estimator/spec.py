@@ -361,8 +361,10 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", _TPU_SPEC_FIEL
         mode: a `ModeKeys` value, the mode `model_fn` was called in.
         predictions: a tensor or a dict of string name to tensor (PREDICT).
         loss: a scalar tensor (TRAIN, EVAL).
-        train_op: what trains the model (TRAIN); this library expects a
-            `keras.optimizers.Optimizer`, or None for the compiled one.
+        train_op: what trains the model (TRAIN): a
+            `keras.optimizers.Optimizer`, None for the compiled one, or what
+            a `compat.v1` training op returns (`minimize`,
+            `apply_gradients`, `group`, `assign`), trained by assignment.
         eval_metrics: a pair `(metric_fn, tensors)` (EVAL): `tensors` is a
             list or tuple passed positionally, or a dict passed by keyword,
             and `metric_fn` returns a dict of metric name to metric value.

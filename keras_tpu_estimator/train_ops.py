@@ -72,9 +72,8 @@ def is_train_op(value):
     """
     if isinstance(value, (list, tuple)):
         return all(is_train_op(v) for v in value)
-    return isinstance(
-        value, (TrainOp, keras.Variable, keras.KerasTensor, jax.Array, np.ndarray)
-    ) or isinstance(value, jax.core.Tracer)
+    # Tracers are `jax.Array`s too.
+    return isinstance(value, (TrainOp, keras.Variable, keras.KerasTensor, jax.Array, np.ndarray))
 
 
 def _as_variable(value, argument):
