@@ -309,6 +309,16 @@ def test_regularization_losses_are_collected_not_added():
     np.testing.assert_allclose(total, expected, rtol=1e-6)
 
 
+def test_a_shared_layer_counts_its_penalty_once():
+    def program():
+        l2 = tf1.contrib.layers.l2_regularizer(1.0)
+        for _ in range(2):
+            tf1.layers.dense(SX, 3, kernel_regularizer=l2, name="fc", reuse=tf1.AUTO_REUSE)
+        return len(tf1.losses.get_regularization_losses())
+
+    assert run(program) == 1
+
+
 def test_update_ops_is_empty_and_control_dependencies_is_a_no_op():
     def program():
         x = tf1.layers.batch_normalization(X, training=True)

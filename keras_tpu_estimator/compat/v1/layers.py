@@ -103,7 +103,8 @@ class Layer:
         raise NotImplementedError
 
     def _keras_layer(self):
-        """Gets the store's Keras layer; True when this call of model_fn first uses it.
+        """Gets the store's Keras layer; True when this call of model_fn first uses it
+        (a layer shared with `reuse` was used before: its penalties are counted once).
 
         The name is picked at the object's first call and kept: an object
         made once and called in every `model_fn` call (a layer built outside
@@ -128,11 +129,12 @@ class Layer:
             layer.trainable = self.trainable
             return layer
 
+        newly_used = path not in scope.used_in_call()
         parent, _, last = path.rpartition("/")
         with absolute_scope(parent):
             self.keras_layer = scope.get_or_create_layer(last, factory)
         self.name = last
-        return True
+        return newly_used
 
     def _views(self, variables):
         return [VariableView(v) for v in variables]
