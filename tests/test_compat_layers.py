@@ -509,3 +509,13 @@ def test_top_level_scope_object_can_be_reentered_from_inside_a_scope():
 def test_get_variable_shape_must_be_fully_defined():
     with pytest.raises(ValueError, match=r"shape=\[None, 3\]"):
         run(lambda: tf1.get_variable("w", [None, 3]))
+
+
+def test_kte_store_functions_mix_with_tf1_scopes():
+    def program():
+        with tf1.variable_scope("encoder"):
+            kte.get_or_create_layer("proj", lambda: keras.layers.Dense(2))(SX)
+            tf1.layers.dense(SX, 2, use_bias=False)
+        return [v.name for v in tf1.trainable_variables()]
+
+    assert run(program) == ["encoder/proj/kernel:0", "encoder/proj/bias:0", "encoder/dense/kernel:0"]
