@@ -404,6 +404,7 @@ class _Converter:
         self.edits = []  # (start, end, text)
         self.changes = []
         self.uses = set()  # "kte", "tf1"
+        self.still_used = set()  # import aliases that names still go through
 
     def offset(self, line, col):
         return self.line_starts[line - 1] + col
@@ -479,6 +480,12 @@ class _Converter:
         parts, chain = _dotted(node)
         if parts is None or self.aliases.resolve(parts) is None:
             return False
+        if not self.rewrite_name(node, parts, chain, side):
+            self.still_used.add(parts[0])
+        return True
+
+    def rewrite_name(self, node, parts, chain, side):
+        """Rewrites or reports one name; True if it no longer uses its import."""
         full = _normalize(self.aliases.resolve(parts))
         root = parts[0]
         # The longest prefix of the chain that a table knows decides.
@@ -495,7 +502,7 @@ class _Converter:
                 if name == unsupported:
                     if not (side == "input" and unsupported in _INPUT_SIDE_OK):
                         self.report(node, "ERROR", f"'{full}' cannot be converted: {advice}")
-                        return True
+                        return False
             if side == "model" and name in TF1_TABLE:
                 self.uses.add("tf1")
                 self.replace(prefix_node, TF1_TABLE[name], original)
@@ -504,10 +511,12 @@ class _Converter:
                 if root not in self.aliases.v1_root and self.aliases.names[root] == "tf":
                     target = root + TF2_MOVES[name][len("tf"):]
                     self.replace(prefix_node, target, original)
-                return True
+                return False
             if any(_in(name, kept) for kept in TF_KEPT):
-                return True
-        if side == "model" and full != "tf":
+                return False
+        if _in(full, "tf.contrib"):
+            self.report(node, "ERROR", f"'{full}' has no equivalent in keras_tpu_estimator")
+        elif side == "model" and full != "tf":
             if any(_in(full, module) for module in _TF1_MODULES):
                 module = next(m for m in _TF1_MODULES if _in(full, m))
                 self.report(
@@ -516,7 +525,7 @@ class _Converter:
                     f"('{'tf1' + module[2:]}' has: {TF1_NAMES[module[3:]].split()!r}); "
                     "rewrite it with keras.ops / keras.layers",
                 )
-            elif _in(full, "tf.contrib") or _in(full, "tf.estimator"):
+            elif _in(full, "tf.estimator"):
                 self.report(node, "ERROR", f"'{full}' has no equivalent in keras_tpu_estimator")
             else:
                 self.report(
@@ -524,7 +533,39 @@ class _Converter:
                     f"'{full}' left on TensorFlow: model_fn is traced by JAX, "
                     "so TensorFlow ops cannot run there; rewrite it with keras.ops",
                 )
-        return True
+        return False
+
+    def remove_gone_imports(self, tree):
+        """Drops top-level imports of `tensorflow.contrib` once nothing uses them.
+
+        TensorFlow 2 has no `tf.contrib`: such an import would fail. One whose
+        names are still used after conversion is reported instead.
+        """
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                module = node.module
+                locals_ = [a.asname or a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                module = node.names[0].name
+                locals_ = [a.asname or a.name.split(".")[0] for a in node.names]
+            else:
+                continue
+            if not (_in(module, "tensorflow.contrib") and all(
+                _in(self.aliases.names.get(local, ""), "tf.contrib") for local in locals_
+            )):
+                continue
+            statement = ast.get_source_segment(self.source.decode("utf-8"), node)
+            if any(local in self.still_used for local in locals_):
+                self.report(
+                    node, "ERROR",
+                    f"'{statement}' fails on TensorFlow 2 (no tf.contrib): "
+                    "convert the remaining uses of its names, then remove it",
+                )
+                continue
+            start = self.line_starts[node.lineno - 1]
+            end = self.line_starts[node.end_lineno]
+            self.edits.append((start, end, ""))
+            self.report(node, "INFO", f"Removed '{statement}': nothing uses it after conversion")
 
     def add_imports(self, tree):
         present = set()
@@ -617,6 +658,7 @@ def convert_source(source, filename="<string>"):
     tree = ast.parse(source, filename=filename)
     converter = _Converter(source.encode("utf-8"), tree)
     converter.visit(tree, "model")
+    converter.remove_gone_imports(tree)
     converter.add_imports(tree)
     changes = sorted(converter.changes, key=lambda c: (c.line, c.col))
     return ConversionResult(converter.apply(), changes)

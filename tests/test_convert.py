@@ -150,6 +150,15 @@ def test_names_imported_from_tensorflow_modules_are_resolved():
     out = convert.convert_source(source).source
     assert "opt = tf1.tpu.CrossShardOptimizer(tf1.train.MomentumOptimizer(0.1, 0.9))" in out
     assert "return kte.TPUEstimatorSpec(mode, train_op=opt)" in out
+    assert "tensorflow.contrib" not in out  # TensorFlow 2 has no tf.contrib
+
+
+def test_a_contrib_import_still_in_use_is_reported():
+    source = "from tensorflow.contrib import slim\n\nnet = slim.conv2d(x, 8, 3)\n"
+    result = convert.convert_source(source, filename="prog.py")
+    assert result.source == source
+    assert [(c.line, c.level) for c in result.errors] == [(1, "ERROR"), (3, "ERROR")]
+    assert "fails on TensorFlow 2 (no tf.contrib)" in result.errors[0].message
 
 
 def test_imports_are_added_once_before_the_tensorflow_import():
