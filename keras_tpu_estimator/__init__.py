@@ -68,3 +68,13 @@ from keras_tpu_estimator.strategy import get_replica_context  # noqa: E402
 from keras_tpu_estimator.strategy import get_tower_context  # noqa: E402
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # `kte.convert` (the source converter) is imported on first use, so that
+    # `python -m keras_tpu_estimator.convert` does not import it twice.
+    if name == "convert":
+        import importlib
+
+        return importlib.import_module("keras_tpu_estimator.convert")
+    raise AttributeError(f"module 'keras_tpu_estimator' has no attribute {name!r}")

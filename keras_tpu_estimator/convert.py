@@ -13,10 +13,12 @@ TensorFlow (`tf.layers.dense`, `tf.contrib.tpu.TPUEstimator`,
   (`import keras_tpu_estimator.compat.v1 as tf1`), the TF1-shaped API that
   runs inside a JAX-traced `model_fn`;
 - the input pipeline stays on TensorFlow: `tf.data`, and every `tf.` name in
-  an `input_fn` (a function whose name contains `input_fn`), in a function it
-  uses, or in a function given to a dataset transformation (`map`, `filter`,
-  `flat_map`, `interleave`, `apply`). TF1 names that TensorFlow 2 moved
-  (`tf.parse_single_example`, `tf.logging`, ...) get their TF 2 spelling.
+  an `input_fn` or a serving receiver function (a function whose name
+  contains `input_fn` or `serving_input`), in a function it uses, or in a
+  function given to a dataset transformation (`map`, `filter`, `flat_map`,
+  `interleave`, `apply`). TF1 names that TensorFlow 2 moved
+  (`tf.parse_single_example`, `tf.logging`, ...) get their TF 2 spelling, and
+  `tensorflow.contrib` imports that nothing uses any more are dropped.
 
 Edits are computed from the syntax tree's node positions and applied to the
 original text, so comments and formatting survive. The needed imports are
@@ -340,8 +342,8 @@ class _Aliases:
 def _function_sides(tree):
     """The functions and lambdas that belong to the input pipeline.
 
-    Seeds: functions whose name contains `input_fn` and functions passed to
-    dataset transformations; then every function they refer to by name,
+    Seeds: functions whose name contains `input_fn` or `serving_input` and
+    functions passed to dataset transformations; then every function they refer to by name,
     unless a `model_fn`/`metric_fn`/`host_call` function refers to it too.
     """
     functions = collections.defaultdict(list)
@@ -649,7 +651,7 @@ def convert_source(source, filename="<string>"):
     Example:
 
     >>> convert_source("import tensorflow as tf\\nx = tf.layers.dense(y, 2)\\n").source
-    'import tensorflow as tf\\nimport keras_tpu_estimator.compat.v1 as tf1\\nx = tf1.layers.dense(y, 2)\\n'
+    'import keras_tpu_estimator.compat.v1 as tf1\\nimport tensorflow as tf\\nx = tf1.layers.dense(y, 2)\\n'
     """
     if not isinstance(source, str):
         raise TypeError(

@@ -308,3 +308,9 @@ def test_every_target_name_exists():
     targets = sorted(set(convert.KTE_NAMES.values()) | set(convert.TF1_TABLE.values()))
     missing = [t for t in targets if not _target_exists(t)]
     assert missing == []
+
+
+def test_the_converter_is_part_of_the_public_api():
+    import keras_tpu_estimator as kte
+
+    assert kte.convert is convert
