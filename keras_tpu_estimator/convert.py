@@ -108,13 +108,13 @@ TF1_NAMES = {
         divide
         truncated_normal_initializer zeros_initializer ones_initializer
         constant_initializer random_normal_initializer
-        glorot_uniform_initializer variance_scaling_initializer""",
+        glorot_uniform_initializer variance_scaling_initializer slice""",
     "layers": """
         dense conv2d max_pooling2d average_pooling2d batch_normalization
         dropout flatten""",
     "nn": """
         relu relu6 gelu tanh sigmoid softmax log_softmax bias_add dropout
-        l2_loss embedding_lookup moments
+        l2_loss embedding_lookup moments in_top_k
         sparse_softmax_cross_entropy_with_logits
         softmax_cross_entropy_with_logits
         softmax_cross_entropy_with_logits_v2

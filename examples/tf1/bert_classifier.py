@@ -129,7 +129,7 @@ def embedding_postprocessor(input_tensor, token_type_ids, config):
         shape=[config.max_position_embeddings, width],
         initializer=create_initializer(config.initializer_range),
     )
-    position_embeddings = full_position_embeddings[:seq_length, :]
+    position_embeddings = tf.slice(full_position_embeddings, [0, 0], [seq_length, -1])
     output += tf.expand_dims(position_embeddings, 0)
     return layer_norm_and_dropout(output, config.hidden_dropout_prob)
 
