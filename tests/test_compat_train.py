@@ -308,6 +308,16 @@ def test_a_train_op_of_another_kind_is_an_error():
         _fit(model_fn, steps=1)
 
 
+def test_tf1_global_step_with_a_keras_optimizer_is_an_error():
+    def model_fn(features, labels, mode, params):
+        loss = _linear_loss(features, labels)
+        tf1.train.get_or_create_global_step()
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+
+    with pytest.raises(ValueError, match="counts steps itself: read the step with"):
+        _fit(model_fn, steps=1)
+
+
 # ----------------------------------------------------------------------
 # BERT's AdamWeightDecayOptimizer, written as BERT writes it.
 
