@@ -172,7 +172,9 @@ def test_input_fn_params_have_no_use_tpu_and_keep_user_params():
         return make_data()
 
     make_model(params={"hidden": 8}).fit(input_fn, verbose=0)
+    context = seen.pop("context")
     assert seen == {"hidden": 8, "batch_size": 16}
+    assert context.num_replicas == 8
 
 
 @pytest.mark.parametrize("name", ["train_batch_size", "eval_batch_size", "predict_batch_size"])
