@@ -497,9 +497,9 @@ def input_fn_builder(features, is_training, drop_remainder):
     return input_fn
 
 
-def run(config, model_dir, train_features, eval_features, train_steps, init_checkpoint,
-        batch_size, learning_rate):
-    """Trains a classifier (initialized from init_checkpoint if given) and evaluates it."""
+def train(config, model_dir, train_features, train_steps, init_checkpoint, batch_size,
+          learning_rate):
+    """Trains a classifier (initialized from init_checkpoint if given); returns the estimator."""
     run_config = kte.RunConfig(
         model_dir=model_dir,
         save_checkpoints_steps=train_steps,
@@ -523,7 +523,7 @@ def run(config, model_dir, train_features, eval_features, train_steps, init_chec
         eval_batch_size=batch_size,
     )
     estimator.train(input_fn=input_fn_builder(train_features, True, True), max_steps=train_steps)
-    return estimator, estimator.evaluate(input_fn=input_fn_builder(eval_features, False, False))
+    return estimator
 
 
 def main(work_dir=None, pretrain_steps=300, train_steps=300, batch_size=32, learning_rate=1e-3):
@@ -532,12 +532,13 @@ def main(work_dir=None, pretrain_steps=300, train_steps=300, batch_size=32, lear
     config = BertConfig()
     train_features = make_examples(2048, 16, config.vocab_size, seed=0)
     eval_features = make_examples(512, 16, config.vocab_size, seed=1)
-    pretrained, _ = run(config, work_dir + "/pretrain", train_features, eval_features,
-                        pretrain_steps, None, batch_size, learning_rate)
+    train(config, work_dir + "/pretrain", train_features, pretrain_steps, None, batch_size,
+          learning_rate)
     init_checkpoint = kte.checkpoint.latest_checkpoint(work_dir + "/pretrain")
     tf.compat.v1.logging.info("initializing from %s", init_checkpoint)
-    _, results = run(config, work_dir + "/classifier", train_features, eval_features,
-                     train_steps, init_checkpoint, batch_size, learning_rate)
+    estimator = train(config, work_dir + "/classifier", train_features, train_steps,
+                      init_checkpoint, batch_size, learning_rate)
+    results = estimator.evaluate(input_fn=input_fn_builder(eval_features, False, False))
     print("eval accuracy: %.4f" % results["eval_accuracy"])
     return results
 

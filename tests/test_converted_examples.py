@@ -73,8 +73,8 @@ def test_only_the_input_pipeline_and_logging_stay_on_tensorflow(name):
 
 def test_mnist_cnn_trains_evaluates_and_exports(tmp_path):
     mnist = load_example("mnist_cnn")
-    results, export_path = mnist.main(model_dir=str(tmp_path), train_steps=150)
-    assert results["global_step"] == 150
+    results, export_path = mnist.main(model_dir=str(tmp_path), train_steps=100)
+    assert results["global_step"] == 100
     assert results["accuracy"] >= 0.9
     assert (Path(export_path.decode()) / "saved_model.pb").is_file()
 
@@ -91,7 +91,10 @@ def test_resnet_trains_with_batch_norm_statistics(tmp_path):
 
 def test_bert_classifier_fine_tunes_from_its_first_checkpoint(tmp_path):
     bert = load_example("bert_classifier")
-    results = bert.main(work_dir=str(tmp_path), pretrain_steps=20, train_steps=50)
+    # A short run needs a higher rate than the example's 300 + 300 steps.
+    results = bert.main(
+        work_dir=str(tmp_path), pretrain_steps=20, train_steps=50, learning_rate=3e-3
+    )
     assert results["eval_accuracy"] >= 0.9
 
     # init_from_checkpoint loaded the encoder, by its TF1 names, before step 0.
