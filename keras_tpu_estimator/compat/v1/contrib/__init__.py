@@ -1,7 +1,7 @@
-"""`tf.contrib` pieces that TPU `model_fn`s use: `contrib.layers`.
+"""`tf.contrib` pieces that TPU `model_fn`s use: `contrib.layers`, and
+`contrib.summary` for host calls.
 
-`tf.contrib.tpu` and `tf.contrib.summary` map to `tf1.tpu` / `tf1.summary`
-and the `kte` estimator classes.
+`tf.contrib.tpu` maps to `tf1.tpu` and the `kte` estimator classes.
 """
 
 from keras_tpu_estimator.compat.v1.contrib import layers
