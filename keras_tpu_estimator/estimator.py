@@ -85,6 +85,11 @@ class TPUEstimator:
             `V2`. Both export the same graph: `model_fn` is one XLA program
             for every platform, and `kte.export.inference_on_tpu` (V2) runs
             its computation in it.
+        layout_map: not in TensorFlow: how variables are split over the
+            cores of a replica with `TPUConfig(num_cores_per_replica=k)`,
+            as `EstimatorModel`'s `layout_map` (partition rules
+            `{regex: axes}` or a `keras.distribution.LayoutMap`). None: the
+            default layouts.
 
     Raises:
         ValueError: for a missing `config`, disagreeing model dirs, a missing
@@ -109,6 +114,7 @@ class TPUEstimator:
         warm_start_from=None,
         embedding_config_spec=None,
         export_saved_model_api_version=ExportSavedModelApiVersion.V1,
+        layout_map=None,
     ):
         if config is None or not isinstance(config, RunConfig):
             raise ValueError(
@@ -161,6 +167,7 @@ class TPUEstimator:
         self.export_to_cpu = export_to_cpu
         self.export_saved_model_api_version = export_saved_model_api_version
         self._warm_start_from = warm_start_from
+        self._layout_map = layout_map
         self._models = {}
         # id(model) -> (checkpoint_path, step) the model holds, unchanged since.
         self._loaded = {}
@@ -255,6 +262,7 @@ class TPUEstimator:
                 params=self._params,
                 config=self._config,
                 use_tpu=on_accelerator,
+                layout_map=self._layout_map,
                 **self._batch_sizes,
             )
             model.compile()
