@@ -18,7 +18,7 @@ demo: install
 	$(PY) examples/digits.py
 
 test: install
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
 
 docs: install

@@ -14,6 +14,7 @@ import contextlib
 import numpy as np
 
 from keras.src.backend.common import global_state
+from keras.src.backend.common.keras_tensor import KerasTensor
 from keras.src.layers.layer import CallContext
 
 
@@ -192,3 +193,25 @@ def top_level_name_scope():
         yield
     finally:
         global_state.set_global_attribute("name_scope_stack", saved)
+
+
+@contextlib.contextmanager
+def symbolic_operands():
+    """Lets `array * keras_tensor` build symbolically inside the block.
+
+    JAX's array operators convert any operand with `__jax_array__`, and a
+    `KerasTensor` defines it only to raise. Without it, JAX returns
+    `NotImplemented` and Python uses the `KerasTensor`'s reflected operator,
+    so `tf1.ones(shape) * features` (a constant on the left, as TF1 code
+    writes it) works in the symbolic build pass as it does in the trace.
+    """
+    cls = KerasTensor
+    original = cls.__dict__.get("__jax_array__")
+    if original is None:
+        yield
+        return
+    del cls.__jax_array__
+    try:
+        yield
+    finally:
+        cls.__jax_array__ = original

@@ -300,12 +300,14 @@ class EstimatorModel(keras.Model):
         if mode == PREDICT:
             labels = None
         with self.distribution.scope():
-            # The step is symbolic too, so `step * features` mixes freely.
+            # The step is symbolic too; constants (arrays) mix with symbolic
+            # tensors on either side of an operator.
             step = keras.KerasTensor((), dtype=_dtype_name(self._global_step_value()))
             # Assignments (TF1 train ops) change nothing here; init_from_checkpoint
             # and scaffold_fn initialize what this pass created, after it.
             with initialization.build_pass(self.store) as build:
-                spec = self._call(features, labels, mode, step, True)
+                with _keras_internals.symbolic_operands():
+                    spec = self._call(features, labels, mode, step, True)
                 initialization.run_scaffold(spec)
             self.init_from_checkpoint_reports += build.reports
             self.spec_hooks[mode] = {

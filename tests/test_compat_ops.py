@@ -3,9 +3,11 @@
 import re
 
 import jax
+import keras
 import numpy as np
 import pytest
 
+import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
 from keras_tpu_estimator import scope
 from keras_tpu_estimator.spec import ModeKeys
@@ -308,3 +310,17 @@ def test_metrics_are_kte_metrics():
     import keras_tpu_estimator as kte
 
     assert tf1.metrics.accuracy is kte.metrics.accuracy and tf1.metrics.auc is kte.metrics.auc
+
+
+def test_a_constant_on_the_left_of_an_operator_builds_and_trains():
+    def model_fn(features, labels, mode, params):
+        mask = tf1.ones([features.shape[0], 4]) * features  # TF1's order: constant first.
+        logits = tf1.layers.dense(mask, 1)[:, 0]
+        loss = tf1.reduce_mean(tf1.square(logits - labels))
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.01))
+
+    model = kte.EstimatorModel(model_fn, train_batch_size=8)
+    model.compile()
+    x = np.ones((16, 4), "float32")
+    model.fit((x, x.sum(1)), verbose=0)
+    assert model.global_step == 2

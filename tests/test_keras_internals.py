@@ -1,6 +1,7 @@
 """Pins the Keras internals this library relies on (one test per reach)."""
 
 import jax
+import jax.numpy as jnp
 import keras
 import numpy as np
 import pytest
@@ -89,3 +90,14 @@ def test_top_level_name_scope_starts_paths_at_the_top_then_restores():
             variable = keras.Variable(1.0, name="w")
         assert _keras_internals.current_scope_path() == "outer"
     assert variable.path == "w"
+
+
+def test_symbolic_operands_let_an_array_on_the_left_build_symbolically():
+    tensor = keras.KerasTensor((2, 3))
+    with pytest.raises(ValueError, match="KerasTensor"):
+        jnp.ones((2, 3)) * tensor
+    with _keras_internals.symbolic_operands():
+        product = jnp.ones((2, 3)) * tensor
+    assert isinstance(product, keras.KerasTensor) and product.shape == (2, 3)
+    with pytest.raises(ValueError, match="KerasTensor"):
+        jnp.ones((2, 3)) * tensor

@@ -139,7 +139,7 @@ def create_attention_mask_from_input_mask(from_tensor, to_mask):
     to_seq_length = get_shape_list(to_mask)[1]
     to_mask = tf.cast(tf.reshape(to_mask, [batch_size, 1, to_seq_length]), tf.float32)
     broadcast_ones = tf.ones(shape=[batch_size, from_seq_length, 1], dtype=tf.float32)
-    return to_mask * broadcast_ones
+    return broadcast_ones * to_mask
 
 
 def attention_layer(layer_input, attention_mask, batch_size, seq_length, config):
