@@ -32,6 +32,7 @@ import os
 import threading
 import time
 
+import jax
 import keras
 import numpy as np
 
@@ -56,13 +57,18 @@ def _acquire(logdir):
     """The event-file writer of `logdir`, shared by everyone writing there.
 
     One writer per directory in this process: the estimator's summaries and
-    a host call's land in one event file.
+    a host call's land in one event file. With several processes, only
+    process 0 writes (as only TensorFlow's chief did); the others get a
+    writer that drops everything.
     """
     key = _key(logdir)
+    chief = jax.process_index() == 0
     with _writers_lock:
         entry = _writers.get(key)
-        if entry is None or not os.path.isdir(key):
-            entry = _writers[key] = [_tf().summary.create_file_writer(key), 0]
+        if entry is None or (chief and not os.path.isdir(key)):
+            summary = _tf().summary
+            writer = summary.create_file_writer(key) if chief else summary.create_noop_writer()
+            entry = _writers[key] = [writer, 0]
         entry[1] += 1
         return entry[0]
 

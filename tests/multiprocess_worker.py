@@ -5,7 +5,8 @@ Usage: python multiprocess_worker.py PROCESS_ID PORT OUT_JSON SCENARIO
 Joins a 2-process JAX cluster on 127.0.0.1 (2 CPU devices per process),
 trains an `EstimatorModel` on this process's shard of a shared data set and
 writes what it saw to OUT_JSON. SCENARIO "train" trains and evaluates;
-"endless" trains until killed (for the failure test).
+"endless" trains until killed (for the failure test); "estimator" trains
+and evaluates through `TPUEstimator` with one shared `model_dir`.
 """
 
 import json
@@ -94,6 +95,27 @@ class Started(keras.callbacks.Callback):
 
 
 keras.utils.set_random_seed(0)  # Identical initial weights on both processes.
+if scenario == "estimator":
+    # TPUEstimator on both processes, one shared model_dir.
+    model_dir = os.path.join(os.path.dirname(out_path), "model_dir")
+    estimator = kte.TPUEstimator(
+        model_fn=model_fn,
+        config=kte.RunConfig(model_dir=model_dir, save_checkpoints_steps=4,
+                             tpu_config=kte.TPUConfig(iterations_per_loop=2)),
+        train_batch_size=32,
+        eval_batch_size=32,
+    )
+    estimator.train(input_fn, max_steps=8)
+    results = estimator.evaluate(input_fn)
+    with open(out_path + ".tmp", "w") as f:
+        json.dump({
+            "results": {k: float(v) for k, v in results.items()},
+            "kernel": np.asarray(estimator.get_variable_value("dense/kernel")).tolist(),
+            "checkpoint": os.path.basename(estimator.latest_checkpoint()),
+            **seen,
+        }, f)
+    os.replace(out_path + ".tmp", out_path)
+    sys.exit(0)
 config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2))
 model = kte.EstimatorModel(model_fn, config=config, train_batch_size=32, eval_batch_size=32)
 model.compile()

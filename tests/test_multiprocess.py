@@ -45,11 +45,9 @@ def _stop(processes):
             p.wait()
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """Both processes' reports after fit (2 epochs) and evaluate."""
-    tmp_path = tmp_path_factory.mktemp("multiprocess")
-    processes = _start(tmp_path, "train")
+def _run(tmp_path, scenario):
+    """Both processes' reports of `scenario`, run to the end."""
+    processes = _start(tmp_path, scenario)
     try:
         codes = [p.wait(timeout=180) for p in processes]
     finally:
@@ -57,6 +55,12 @@ def trained(tmp_path_factory):
     logs = [(tmp_path / f"worker_{i}.log").read_text()[-3000:] for i in range(2)]
     assert codes == [0, 0], logs
     return [json.loads((tmp_path / f"out_{i}.json").read_text()) for i in range(2)]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Both processes' reports after fit (2 epochs) and evaluate."""
+    return _run(tmp_path_factory.mktemp("multiprocess"), "train")
 
 
 def test_processes_form_one_cluster(trained):
@@ -111,3 +115,16 @@ def test_a_killed_process_ends_the_other_with_a_clear_error(tmp_path):
     assert code != 0
     assert elapsed < 60
     assert "stopped sending heartbeats" in log or "another task died" in log, log[-3000:]
+
+
+def test_tpu_estimator_trains_checkpoints_and_evaluates_across_processes(tmp_path):
+    reports = _run(tmp_path, "estimator")
+    assert reports[0]["kernel"] == reports[1]["kernel"]
+    assert [r["checkpoint"] for r in reports] == ["8", "8"]
+    for report in reports:
+        assert report["results"]["count"] == NUM_EXAMPLES
+        assert report["results"]["global_step"] == 8
+    # Only process 0 writes event files, as only TensorFlow's chief did.
+    events = [f for f in os.listdir(tmp_path / "model_dir") if f.startswith("events")]
+    assert len(events) == 1
+    assert len(os.listdir(tmp_path / "model_dir" / "eval")) == 1
