@@ -104,15 +104,10 @@ def absolute_name_scope(path):
     """
     import keras
 
-    stack = global_state.get_global_attribute("name_scope_stack")
-    global_state.set_global_attribute("name_scope_stack", [])
-    try:
-        with contextlib.ExitStack() as scopes:
-            for part in filter(None, path.split("/")):
-                scopes.enter_context(keras.name_scope(part))
-            yield
-    finally:
-        global_state.set_global_attribute("name_scope_stack", stack)
+    with top_level_name_scope(), contextlib.ExitStack() as scopes:
+        for part in filter(None, path.split("/")):
+            scopes.enter_context(keras.name_scope(part))
+        yield
 
 
 @contextlib.contextmanager
