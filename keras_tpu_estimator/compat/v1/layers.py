@@ -411,10 +411,7 @@ class Dropout(_Stateless):
 
 def _functional(layer_class, doc):
     def apply(inputs, *args, training=None, reuse=None, **kwargs):
-        layer = layer_class(*args, _reuse=reuse, **kwargs)
-        if isinstance(layer, (BatchNormalization, Dropout)):
-            return layer(inputs, training=training)
-        return layer(inputs)
+        return layer_class(*args, _reuse=reuse, **kwargs)(inputs, training=training)
 
     apply.__name__ = apply.__qualname__ = layer_class.base_name
     apply.__doc__ = doc
