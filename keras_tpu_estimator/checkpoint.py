@@ -845,24 +845,10 @@ def warm_start(model, settings):
             f"that were not used: {unused}. Perhaps you misspelled them? Here is "
             f"the list of viable variable names: {sorted(selected)}"
         )
-    saved = reader.names()
-    matched, unmatched, mismatched, to_read = [], [], [], {}
-    for name in selected:
-        previous = renames.get(name, name)
-        if previous not in saved:
-            unmatched.append(name)
-            continue
-        model_shape, saved_shape = tuple(variables[name].shape), tuple(saved[previous])
-        if model_shape != saved_shape:
-            mismatched.append((name, model_shape, saved_shape))
-            continue
-        to_read[name] = previous
-    values = reader.read_many(sorted(set(to_read.values())))
-    for name, previous in to_read.items():
-        variable = variables[name]
-        variable.assign(np.asarray(values[previous]).astype(variable.dtype))
-        matched.append(name)
-    report = WarmStartReport(matched, unmatched, mismatched)
+    report = _load_from_reader(
+        reader, {name: renames.get(name, name) for name in selected}, variables
+    )
+    matched, unmatched, mismatched = report
     logger.info(
         "Warm-started %d variables from %s: %s", len(matched), reader.path, matched
     )
@@ -878,6 +864,37 @@ def warm_start(model, settings):
             reader.path, len(mismatched), mismatched,
         )
     return report
+
+
+def _load_from_reader(reader, wanted, variables):
+    """Assigns checkpoint values to model variables, skipping absent names and other shapes.
+
+    Args:
+        reader: a `checkpoint_reader`.
+        wanted: a dict `model name -> checkpoint name`, in report order.
+        variables: a dict `model name -> keras.Variable` holding every name
+            of `wanted`.
+
+    Returns:
+        A `WarmStartReport` (names in `wanted`'s order).
+    """
+    saved = reader.names()
+    matched, unmatched, mismatched, to_read = [], [], [], {}
+    for name, previous in wanted.items():
+        if previous not in saved:
+            unmatched.append(name)
+            continue
+        model_shape, saved_shape = tuple(variables[name].shape), tuple(saved[previous])
+        if model_shape != saved_shape:
+            mismatched.append((name, model_shape, saved_shape))
+            continue
+        to_read[name] = previous
+    values = reader.read_many(sorted(set(to_read.values())))
+    for name, previous in to_read.items():
+        variable = variables[name]
+        variable.assign(np.asarray(values[previous]).astype(variable.dtype))
+        matched.append(name)
+    return WarmStartReport(matched, unmatched, mismatched)
 
 
 def _select(variables, vars_to_warm_start):

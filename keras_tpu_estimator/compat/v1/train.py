@@ -893,23 +893,10 @@ def _initialize(reader, pairs, build):
         for path in model:
             if path.startswith(prefix):
                 wanted[path] = source + path[len(prefix):]
-    saved = reader.names()
-    matched, unmatched, mismatched, to_read = [], [], [], {}
-    for path, name in wanted.items():
-        if path not in new_variables:
-            continue  # Created by an earlier build: already initialized (or trained).
-        if name not in saved:
-            unmatched.append(path)
-        elif tuple(saved[name]) != tuple(new_variables[path].shape):
-            mismatched.append((path, tuple(new_variables[path].shape), tuple(saved[name])))
-        else:
-            to_read[path] = name
-    values = reader.read_many(sorted(set(to_read.values())))
-    for path, name in to_read.items():
-        variable = new_variables[path]
-        variable.assign(np.asarray(values[name]).astype(variable.dtype))
-        matched.append(path)
-    report = checkpoint_lib.WarmStartReport(matched, unmatched, mismatched)
+    # A variable created by an earlier build is already initialized (or trained).
+    wanted = {path: name for path, name in wanted.items() if path in new_variables}
+    report = checkpoint_lib._load_from_reader(reader, wanted, new_variables)
+    matched, unmatched, mismatched = report
     logger.info("init_from_checkpoint: initialized %d variables from %s: %s",
                 len(matched), reader.path, matched)
     if unmatched:
