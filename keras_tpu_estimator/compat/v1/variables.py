@@ -254,8 +254,8 @@ def _used_paths():
     return found
 
 
-def _check_reuse(path, reuse, what="Variable"):
-    used = path in _used_paths()
+def _check_reuse(path, reuse, what="Variable", used_paths=None):
+    used = path in (_used_paths() if used_paths is None else used_paths)
     if reuse is True and not used:
         raise ValueError(
             f"{what} {path} does not exist, or was not created with "
@@ -278,8 +278,9 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
                  trainable=None, **unused):
     graph = current_graph()
     reuse = get_variable_scope().reuse
-    _check_reuse(name, reuse)
-    existing = _used_paths().get(name)
+    used_paths = _used_paths()
+    _check_reuse(name, reuse, used_paths=used_paths)
+    existing = used_paths.get(name)
     if isinstance(existing, keras.Variable) and name not in scope.used_in_call():
         return existing  # A layer's variable, shared by name.
     exists = existing is not None
