@@ -500,11 +500,9 @@ class _Converter:
                 self.uses.add("kte")
                 self.replace(prefix_node, KTE_NAMES[name], original)
                 return True
-            for unsupported, advice in UNSUPPORTED.items():
-                if name == unsupported:
-                    if not (side == "input" and unsupported in _INPUT_SIDE_OK):
-                        self.report(node, "ERROR", f"'{full}' cannot be converted: {advice}")
-                        return False
+            if name in UNSUPPORTED and not (side == "input" and name in _INPUT_SIDE_OK):
+                self.report(node, "ERROR", f"'{full}' cannot be converted: {UNSUPPORTED[name]}")
+                return False
             if side == "model" and name in TF1_TABLE:
                 self.uses.add("tf1")
                 self.replace(prefix_node, TF1_TABLE[name], original)
