@@ -782,11 +782,7 @@ def call_receiver_fn(serving_input_receiver_fn):
     pruned = {}
 
     def to_features(alternative, inputs):
-        tensors = (
-            receiver.receiver_tensors
-            if alternative is None
-            else receiver.receiver_tensors_alternatives[alternative]
-        )
+        tensors = _receiver_tensors(receiver, alternative)
         if alternative not in pruned:
             pruned[alternative] = graph_function.prune(
                 feeds=[tensors[k] for k in sorted(tensors)], fetches=receiver.features
@@ -794,6 +790,13 @@ def call_receiver_fn(serving_input_receiver_fn):
         return pruned[alternative](*[inputs[k] for k in sorted(tensors)])
 
     return receiver, to_features
+
+
+def _receiver_tensors(receiver, alternative):
+    """The receiver tensors named `alternative`; None names the main ones."""
+    if alternative is None:
+        return receiver.receiver_tensors
+    return receiver.receiver_tensors_alternatives[alternative]
 
 
 def _named(features):
@@ -909,14 +912,9 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     alternatives = [None] + sorted(receiver.receiver_tensors_alternatives)
     for signature in sorted(structure, key=lambda k: k != DEFAULT_SERVING_SIGNATURE_DEF_KEY):
         for alternative in alternatives:
-            tensors = (
-                receiver.receiver_tensors
-                if alternative is None
-                else receiver.receiver_tensors_alternatives[alternative]
-            )
             function = _signature_function(
-                tensors, alternative, to_features, model_outputs, signature,
-                signature in classifications,
+                _receiver_tensors(receiver, alternative), alternative, to_features,
+                model_outputs, signature, signature in classifications,
             )
             name = signature if alternative is None else f"{signature}:{alternative}"
             archive.add_endpoint(name, function)
