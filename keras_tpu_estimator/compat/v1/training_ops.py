@@ -61,11 +61,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             "or stop the loss itself (keras.ops.stop_gradient). Received: "
             f"grad_ys={grad_ys!r}, stop_gradients={stop_gradients!r}"
         )
-    if isinstance(xs, (list, tuple)):
-        xs = [keras_variable(x) for x in xs]
-    else:
-        xs = keras_variable(xs)
-    return train_ops.gradients(ys, xs)
+    return train_ops.gradients(ys, xs)  # Takes variables and their TF1-style views.
 
 
 def global_norm(t_list, name=None):
