@@ -25,14 +25,9 @@ import collections
 
 import jax
 
+from keras_tpu_estimator.config import _PIPELINE_NAMES as _NAMES
 from keras_tpu_estimator.config import InputPipelineConfig
 from keras_tpu_estimator.spec import ModeKeys
-
-_NAMES = {
-    value: name
-    for name, value in vars(InputPipelineConfig).items()
-    if not name.startswith("_")
-}
 
 
 class TPUContext:
