@@ -408,14 +408,20 @@ class EstimatorModel(keras.Model):
         # Keras sets `optimizer` in `compile`; evaluate/predict need none.
         return getattr(self, "optimizer", None)
 
-    def _global_step_value(self):
+    def _global_step_holder(self):
+        """What holds the global step: TF1's `global_step` variable (training
+        by assignment), the optimizer's iterations, or, before any optimizer
+        is built, the step restored for evaluation and prediction."""
         step_variable = train_ops.global_step_variable(self.store)
         if step_variable is not None:
-            return step_variable.value
+            return step_variable
         optimizer = self._train_optimizer or self._compiled_optimizer()
         if optimizer is None or not optimizer.built:
-            return self._inference_step.value
-        return optimizer.iterations.value
+            return self._inference_step
+        return optimizer.iterations
+
+    def _global_step_value(self):
+        return self._global_step_holder().value
 
     # ------------------------------------------------------------------
     # The steps: pure functions of the variables' values.
@@ -578,14 +584,7 @@ class EstimatorModel(keras.Model):
         if mode == EVAL:
             groups.append(self._eval_metric_variables())
         # The global step, an input (not a constant) of the compiled program.
-        step_variable = train_ops.global_step_variable(self.store)
-        if step_variable is not None:
-            return groups + [[step_variable]]
-        optimizer = self._train_optimizer or self._compiled_optimizer()
-        groups.append(
-            [optimizer.iterations] if optimizer and optimizer.built else [self._inference_step]
-        )
-        return groups
+        return groups + [[self._global_step_holder()]]
 
     def _read_state(self, mode):
         return tuple([v.value for v in group] for group in self._state_variables(mode))
@@ -644,9 +643,7 @@ class EstimatorModel(keras.Model):
         An `input_fn` is called as `per_host_input_for_training` (and
         `eval_training_input_configuration`) deploy it: see `kte.context`.
         """
-        if not callable(x) or isinstance(x, (inputs_lib.ArraySource, inputs_lib.BatchSource)) or (
-            inputs_lib._is_dataset(x)
-        ):
+        if not callable(x) or inputs_lib._is_dataset(x):
             return inputs_lib.as_source(x, y, mode=mode, config=self._config)
         plan = context_lib.plan_input(
             self._config.tpu_config,
@@ -843,13 +840,7 @@ class EstimatorModel(keras.Model):
 
     @global_step.setter
     def global_step(self, step):
-        step_variable = train_ops.global_step_variable(self.store)
-        if step_variable is not None:
-            step_variable.assign(step)
-        optimizer = self._train_optimizer or self._compiled_optimizer()
-        if optimizer is not None and optimizer.built:
-            optimizer.iterations.assign(step)
-        self._inference_step.assign(step)
+        self._global_step_holder().assign(step)
 
     def _loop_length(self, global_step):
         """Steps in the loop starting at `global_step`.
