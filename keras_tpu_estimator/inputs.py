@@ -305,15 +305,11 @@ class GroupedSource(BatchSource):
         iterators = [self._batches_of(source) for source in self.sources]
         while True:
             parts = []
-            for _ in range(self.group):
-                for iterator in iterators:
-                    batch = next(iterator, None)
-                    if batch is None:
-                        break
-                    parts.append(batch)
-                else:
-                    continue
-                break
+            for iterator in iterators * self.group:
+                batch = next(iterator, None)
+                if batch is None:
+                    break
+                parts.append(batch)
             complete = len(parts) == self.group * len(iterators)
             if parts:
                 yield jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
