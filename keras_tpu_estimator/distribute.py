@@ -113,14 +113,11 @@ class PartitionedModelParallel(keras.distribution.ModelParallel):
             return variable._layout
         shape = tuple(variable.shape)
         if self.rules is None:
-            axes = default_layout(variable.path, shape, self._model_size())
+            axes = default_layout(variable.path, shape, cores_per_replica(self))
         else:
             axes = self._rule_axes(variable.path, shape)
         _check_divisible(variable.path, shape, axes, self.device_mesh)
         return keras.distribution.TensorLayout(axes, self.device_mesh)
-
-    def _model_size(self):
-        return self.device_mesh.shape[self.device_mesh.axis_names.index(MODEL)]
 
     def _rule_axes(self, path, shape):
         matches = [p for p in self.rules if p == path or re.fullmatch(p, path)]
