@@ -34,8 +34,6 @@ from keras_tpu_estimator import scope
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.model import EstimatorModel
-from keras_tpu_estimator.model import _leading_dim
-from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
@@ -205,17 +203,8 @@ class TPUEstimator:
         model = self._model(ModeKeys.TRAIN)
 
         def bound_model_fn(features, labels, mode, config=None):
-            with scope.model_fn_context(
-                scope.VariableStore(), mode, True, 0, training=mode == ModeKeys.TRAIN
-            ):
-                return call_model_fn(
-                    self._model_fn,
-                    features,
-                    labels,
-                    mode,
-                    model._model_fn_params(_leading_dim(features)),
-                    config or self._config,
-                )
+            return model._call(features, labels, mode, 0, True,
+                               store=scope.VariableStore(), config=config)
 
         return bound_model_fn
 

@@ -249,10 +249,11 @@ class EstimatorModel(keras.Model):
             params["batch_size"] = context.batch_size
         return params
 
-    def _call(self, features, labels, mode, global_step, building):
+    def _call(self, features, labels, mode, global_step, building, store=None, config=None):
+        """Calls `model_fn` against `store` (default: the model's own)."""
         batch = _leading_dim(features)
         with scope.model_fn_context(
-            self.store, mode, building, global_step, training=mode == TRAIN
+            store or self.store, mode, building, global_step, training=mode == TRAIN
         ):
             return call_model_fn(
                 self._model_fn,
@@ -260,7 +261,7 @@ class EstimatorModel(keras.Model):
                 labels,
                 mode,
                 self._model_fn_params(batch),
-                self._config,
+                config or self._config,
             )
 
     def build_for(self, mode, x, y=None, batch_size=None):
