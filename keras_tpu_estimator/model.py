@@ -468,10 +468,7 @@ class EstimatorModel(keras.Model):
             rate = None
             if isinstance(spec.train_op, keras.optimizers.Optimizer):
                 rate = _keras_internals.traced_learning_rate(spec.train_op)
-            host = None
-            if spec.host_call is not None:
-                # The function runs on the host after the loop (`_host_calls`).
-                self._host_call_fn, host = spec.host_call
+            host = self._host_call_tensors(spec)
             return jnp.reshape(spec.loss, ()), (new_non_trainable, rate, host)
 
         (loss, (non_trainable, learning_rate, host)), grads = jax.value_and_grad(
@@ -486,6 +483,16 @@ class EstimatorModel(keras.Model):
             )
         return (trainable, non_trainable, optimizer_values), {"loss": loss, "host_call": host}
 
+    def _host_call_tensors(self, spec):
+        """The tensors of the spec's `host_call` (None without one).
+
+        Its function runs on the host after the loop (`_host_calls`).
+        """
+        if spec.host_call is None:
+            return None
+        self._host_call_fn, tensors = spec.host_call
+        return tensors
+
     def _assignment_train_step(self, state, data):
         """`train_step` for a TF1 `train_op`: `model_fn` runs twice (see `train_ops`)."""
         trainable, non_trainable, _ = state
@@ -498,9 +505,7 @@ class EstimatorModel(keras.Model):
             with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
                 spec = self._call(features, labels, TRAIN, step, building=False)
                 values = _keras_internals.current_values(first + rest)
-            host = None
-            if spec.host_call is not None:
-                self._host_call_fn, host = spec.host_call
+            host = self._host_call_tensors(spec)
             return {"loss": jnp.reshape(spec.loss, ()), "host_call": host}, values
 
         trainable, non_trainable, outputs = train_ops.train_by_assignment(
