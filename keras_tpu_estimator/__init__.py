@@ -10,19 +10,11 @@ model.fit(train_input_fn, epochs=3)
 ```
 """
 
-import os as _os
+from keras_tpu_estimator import _backend
 
-_os.environ.setdefault("KERAS_BACKEND", "jax")
-
-import keras as _keras  # noqa: E402
-
-if _keras.backend.backend() != "jax":
-    raise ImportError(
-        "keras_tpu_estimator runs on Keras's JAX backend, but Keras was "
-        f"imported with the {_keras.backend.backend()!r} backend. Set the "
-        "environment variable KERAS_BACKEND=jax, or import "
-        "keras_tpu_estimator before keras."
-    )
+# Before any other import of the package: Keras on JAX, even when TensorFlow
+# (which imports Keras) was imported first.
+_keras = _backend.use_jax_backend()
 
 from keras_tpu_estimator import checkpoint  # noqa: E402
 from keras_tpu_estimator import export  # noqa: E402
