@@ -89,18 +89,38 @@ def _as_variable(value, argument):
 
 
 class _Recording:
-    """Pass 1: the `(loss, variables)` of every `gradients` call."""
+    """Pass 1: the `(loss, variables)` of every `gradients` call.
 
-    def __init__(self, differentiated):
+    `probes` maps `id(variable)` to its `(rows, squares)` probes: zeros the
+    step differentiates alongside the variables, through which a row gather
+    (`gather_probes`) reports the gradient of its rows (`rows`, the
+    variable's shape) and the sum of their squares, row by row before
+    summing duplicates (`squares`, a scalar). `gathered` holds the ids of the
+    variables read that way.
+    """
+
+    def __init__(self, differentiated, probes=None):
         self.differentiated = {id(v): v for v in differentiated}
+        self.probes = probes or {}
+        self.gathered = set()
         self.requests = []
 
 
 class _Replay:
-    """Pass 2: the real gradients, `{id(variable): gradient}` per recorded call."""
+    """Pass 2: the real gradients, `{id(variable): gradient}` per recorded call.
 
-    def __init__(self, gradients):
+    `row_squares` holds, per call, `{id(variable): sum of squares}` for the
+    gathered variables: TF1's `IndexedSlices` sum of squares (every gathered
+    row, duplicates counted separately) when only gathers read the variable,
+    else the dense gradient's (TF1 then aggregates densely). `tagged` maps
+    `id(gradient)` to `(gradient, sum of squares)` for the arrays handed out
+    (the array is kept so that its id stays unique).
+    """
+
+    def __init__(self, gradients, row_squares=None):
         self.gradients = gradients
+        self.row_squares = row_squares or [{} for _ in gradients]
+        self.tagged = {}
         self.calls = 0
 
 
@@ -144,9 +164,12 @@ def gradients(ys, xs):
                 "the training step than in the first: model_fn must make the "
                 "same `gradients`/`compute_gradients` calls on every call."
             )
-        found = state.gradients[state.calls]
+        found, squares = state.gradients[state.calls], state.row_squares[state.calls]
         state.calls += 1
         result = [found[id(v)] for v in variables]
+        for v, g in zip(variables, result):
+            if id(v) in squares:
+                state.tagged[id(g)] = (g, squares[id(v)])
     else:
         if isinstance(state, _Recording):
             strangers = [v.path for v in variables if id(v) not in state.differentiated]
@@ -162,6 +185,52 @@ def gradients(ys, xs):
             state.requests.append((jnp.reshape(ys, ()), variables))
         result = [jnp.zeros(v.shape, v.dtype) for v in variables]
     return result[0] if single else result
+
+
+def gather_probes(variable):
+    """The `(rows, squares)` probes of `variable` in the differentiated pass, or None.
+
+    Called by a row gather (`compat.v1` `gather` / `embedding_lookup`) on a
+    variable: when the step differentiates it, the gather sends the gradient
+    of its rows to `rows` instead of the variable, and the sum of squares of
+    those rows (before duplicates are summed) to `squares`. Elsewhere (the
+    second pass, evaluation, a Keras optimizer's step) None: gather as usual.
+    """
+    state = getattr(_state, "active", None)
+    if not isinstance(state, _Recording):
+        return None
+    probes = state.probes.get(id(variable))
+    if probes is not None:
+        state.gathered.add(id(variable))
+    return probes
+
+
+def row_square_sum(gradient):
+    """TF1's sum of squares of a gradient `gradients` returned, or None.
+
+    For the gradient of a variable read only by row gathers, TF1's gradient
+    is `IndexedSlices` with one row per gathered index, and `tf.global_norm`
+    sums the squares of those rows, duplicates separately: this returns that
+    sum (for a variable read densely too, TF1's gradient is dense, and so is
+    this sum; a dense read whose gradient is exactly zero counts as none).
+    None for any other array (its own sum of squares is TF1's).
+    """
+    state = getattr(_state, "active", None)
+    if not isinstance(state, _Replay):
+        return None
+    found = state.tagged.get(id(gradient))
+    return None if found is None or found[0] is not gradient else found[1]
+
+
+def tag_row_square_sum(gradient, square_sum):
+    """Records `square_sum` as `gradient`'s TF1 sum of squares (see `row_square_sum`).
+
+    For operations that keep the `IndexedSlices` structure, e.g. the
+    rescaling of `clip_by_global_norm`. Outside the second pass, nothing.
+    """
+    state = getattr(_state, "active", None)
+    if isinstance(state, _Replay) and gradient is not None:
+        state.tagged[id(gradient)] = (gradient, square_sum)
 
 
 def train_by_assignment(run, trainable_variables, trainable, rest_values, step_index):
@@ -184,18 +253,33 @@ def train_by_assignment(run, trainable_variables, trainable, rest_values, step_i
     """
     recording = _Recording(trainable_variables)
 
-    def first_pass(trainable):
+    def first_pass(trainable, probes):
+        recording.probes = {id(v): p for v, p in zip(trainable_variables, probes)}
         with _active(recording):
             outputs, _ = run(trainable, rest_values)
         return [loss for loss, _ in recording.requests], outputs
 
-    losses, pullback, outputs = jax.vjp(first_pass, list(trainable), has_aux=True)
-    found = []
+    # Zeros that only row gathers use (XLA drops the others): see `gather_probes`.
+    probes = [(jnp.zeros_like(t), jnp.zeros((), "float32")) for t in trainable]
+    losses, pullback, outputs = jax.vjp(first_pass, list(trainable), probes, has_aux=True)
+    found, row_squares = [], []
     for k in range(len(losses)):
         cotangent = [jnp.ones_like(l) if i == k else jnp.zeros_like(l) for i, l in enumerate(losses)]
-        (grads,) = pullback(cotangent)
-        found.append({id(v): g for v, g in zip(trainable_variables, grads)})
-    with _active(_Replay(found)):
+        grads, probe_grads = pullback(cotangent)
+        found.append({})
+        row_squares.append({})
+        for v, g, (rows, squares) in zip(trainable_variables, grads, probe_grads):
+            if id(v) in recording.gathered:
+                # TF1 aggregates a variable's gradients as IndexedSlices when every
+                # consumer is a gather, else densely: a nonzero gradient outside the
+                # gathers (`g`) means a dense read.
+                dense = g + rows
+                row_squares[-1][id(v)] = jnp.where(
+                    jnp.any(g != 0), jnp.sum(jnp.square(dense.astype("float32"))), squares
+                )
+                g = dense
+            found[-1][id(v)] = g
+    with _active(_Replay(found, row_squares)):
         _, values = run(list(trainable), rest_values)
     new_trainable = values[: len(trainable)]
     new_rest = list(values[len(trainable) :])

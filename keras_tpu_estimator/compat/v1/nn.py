@@ -11,6 +11,7 @@ loss = tf1.reduce_mean(tf1.nn.sparse_softmax_cross_entropy_with_logits(
 
 from keras import ops
 
+from keras_tpu_estimator.compat.v1 import _row_gather
 from keras_tpu_estimator.compat.v1 import ops as tf1_ops
 
 
@@ -177,6 +178,10 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
                      max_norm=None):
     """Rows of the table `params` at `ids` (any shape): `[*ids.shape, dim]`.
 
+    As in TF1, a variable's gradient counts in `global_norm` /
+    `clip_by_global_norm` as its gathered rows (`IndexedSlices`), duplicates
+    separately.
+
     Raises:
         NotImplementedError: for a list of sharded tables or `max_norm`
             (shard with the distribution's layout map instead).
@@ -190,7 +195,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         params = params[0]
     if max_norm is not None:
         raise NotImplementedError("embedding_lookup(max_norm=...) is not supported.")
-    return ops.take(params, ops.cast(ids, "int32"), axis=0)
+    return _row_gather.take_rows(params, ops.cast(ids, "int32"))
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -23,6 +23,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_tpu_estimator.compat.v1 import _row_gather
 from keras_tpu_estimator.compat.v1 import dtypes
 
 
@@ -231,13 +232,21 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
-    """Rows (slices along `axis`, default 0) of `params` at `indices`."""
+    """Rows (slices along `axis`, default 0) of `params` at `indices`.
+
+    Gathering rows (axis 0) of a variable gives it TF1's `IndexedSlices`
+    gradient norm in `global_norm` / `clip_by_global_norm`: the norm over
+    the gathered rows, duplicates counted separately (the update itself is
+    the same).
+    """
     if batch_dims:
         raise NotImplementedError(
             f"gather(batch_dims={batch_dims}) is not supported; use "
             "take_along_axis or reshape the batch into the indices."
         )
-    return ops.take(params, indices, axis=0 if axis is None else axis)
+    if axis in (None, 0):
+        return _row_gather.take_rows(params, indices)
+    return ops.take(params, indices, axis=axis)
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):

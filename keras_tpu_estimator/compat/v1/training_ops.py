@@ -64,8 +64,21 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return train_ops.gradients(ys, xs)  # Takes variables and their TF1-style views.
 
 
+def _square_sum(t):
+    """TF1's sum of squares of `t`: over its `IndexedSlices` rows for a gathered variable's gradient."""
+    rows = train_ops.row_square_sum(t)
+    return rows if rows is not None else ops.sum(ops.square(ops.cast(t, "float32")))
+
+
 def global_norm(t_list, name=None):
     """The square root of the sum of the squared L2 norms of `t_list` (None entries skipped).
+
+    As in TF1, the gradient of a variable read by `gather` /
+    `nn.embedding_lookup` counts as TF1's `IndexedSlices`: one row per
+    gathered index, duplicates not summed (`sqrt(sum_i |row_i| ** 2)`, not
+    the norm of the summed dense gradient). This holds for the arrays
+    `gradients` returns and `clip_by_global_norm` rescales; any other
+    operation on them gives a plain array, counted densely.
 
     Args:
         t_list: a list of tensors (or None).
@@ -76,11 +89,18 @@ def global_norm(t_list, name=None):
 
     Raises:
         TypeError: if `t_list` is not a list or tuple.
+
+    Example:
+
+    ```python
+    grads = tf1.gradients(loss, tf1.trainable_variables())
+    norm = tf1.global_norm(grads)
+    ```
     """
     del name
     if not isinstance(t_list, (list, tuple)):
         raise TypeError(f"`t_list` of global_norm must be a list or tuple. Received: {t_list!r}")
-    squares = [ops.sum(ops.square(ops.cast(t, "float32"))) for t in t_list if t is not None]
+    squares = [_square_sum(t) for t in t_list if t is not None]
     if not squares:
         return ops.zeros((), "float32")
     return ops.sqrt(ops.sum(ops.stack(squares)))
@@ -91,6 +111,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     Each tensor becomes `t * clip_norm / max(global_norm, clip_norm)`; None
     entries stay None. A non-finite norm makes every entry NaN (as TF1).
+    The norm is `global_norm`'s: gathered variables' gradients count by
+    their rows, as TF1's `IndexedSlices`.
 
     Args:
         t_list: a list of tensors (or None), e.g. gradients.
@@ -121,10 +143,15 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     scale = clip_norm * ops.minimum(1.0 / norm, 1.0 / clip_norm)
     # TF1 turns every value into NaN when the norm is not finite.
     scale = ops.where(ops.isfinite(norm), scale, float("nan"))
-    clipped = [
-        None if t is None else ops.cast(ops.cast(t, "float32") * scale, _dtype(t))
-        for t in t_list
-    ]
+    clipped = []
+    for t in t_list:
+        if t is None:
+            clipped.append(None)
+            continue
+        rows = train_ops.row_square_sum(t)
+        clipped.append(ops.cast(ops.cast(t, "float32") * scale, _dtype(t)))
+        if rows is not None:  # Still TF1's IndexedSlices, rescaled.
+            train_ops.tag_row_square_sum(clipped[-1], rows * ops.square(scale))
     return clipped, norm
 
 
