@@ -370,6 +370,41 @@ def test_batch_normalization_uses_tf1_defaults_and_updates_moving_statistics():
     np.testing.assert_allclose(moving_variance, 0.99 + 0.01 * X.var(0), rtol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "fused, data_format, unbiased",
+    [
+        (None, "channels_last", True),  # TF1's default: fused for 4D inputs.
+        (True, "channels_last", True),
+        (None, "channels_first", True),
+        (False, "channels_last", False),  # TF1's non-fused path: biased.
+    ],
+)
+def test_batch_normalization_4d_moving_variance_follows_tf1_fused_kernel(fused, data_format, unbiased):
+    images = IMAGES if data_format == "channels_last" else IMAGES.transpose(0, 3, 1, 2)
+    axis = 3 if data_format == "channels_last" else 1
+    reduced = tuple(a for a in range(4) if a != axis)
+
+    def program():
+        out = tf1.layers.batch_normalization(images, axis=axis, fused=fused, training=True)
+        return out, [np.asarray(v) for v in tf1.global_variables()[2:]]
+
+    out, (moving_mean, moving_variance) = run(program)
+    variance = images.var(reduced, ddof=1 if unbiased else 0)
+    np.testing.assert_allclose(moving_variance, 0.99 + 0.01 * variance, rtol=1e-5)
+    np.testing.assert_allclose(moving_mean, 0.01 * images.mean(reduced), rtol=1e-4, atol=1e-7)
+    # The output is normalized with the biased variance either way.
+    shape = [1, 1, 1, 1]
+    shape[axis] = -1
+    expected = (images - images.mean(reduced).reshape(shape)) / np.sqrt(
+        images.var(reduced).reshape(shape) + 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_normalization_fused_needs_a_4d_input():
+    with pytest.raises(ValueError, match="fused=True"):
+        run(lambda: tf1.layers.batch_normalization(X, fused=True, training=True))
+
+
 def test_dropout_drops_only_in_training_and_rescales():
     def program():
         ones = np.ones((64, 64), "float32")

@@ -24,9 +24,10 @@ Differences from TF1, by design:
 - Batch normalization updates its moving statistics inside the training step
   (`GraphKeys.UPDATE_OPS` is empty), and its batch statistics are those of
   the whole global batch (the step sees the global batch), like TPU
-  cross-replica batch norm. The moving variance is updated with the batch's
-  biased variance (TF1's fused kernel used the unbiased one: a factor
-  `n / (n - 1)`, negligible for real batch sizes).
+  cross-replica batch norm. As in TF1, the fused form (4D inputs, `fused`
+  None or True) updates the moving variance with the unbiased batch variance
+  (`n / (n - 1)` times the biased one, `n` the elements per channel) and
+  normalizes with the biased one; the non-fused form uses the biased one.
 - `dropout` draws from the model's seed generator (`keras.utils.
   set_random_seed`), not from TF1's graph seed; its `seed` is ignored.
 - Regularizers' penalties go to `GraphKeys.REGULARIZATION_LOSSES` and count
@@ -263,11 +264,71 @@ class Conv2DTranspose(_Conv):
     keras_class = keras.layers.Conv2DTranspose
 
 
+class _TF1BatchNormalization(keras.layers.BatchNormalization):
+    """Keras batch normalization with TF1's moving-variance update.
+
+    TF1's fused kernel (4D inputs; `fused` None or True) returns the
+    unbiased batch variance, which updates `moving_variance`, while the
+    output is normalized with the biased one. `fused=False` (or a non-4D
+    input) is TF1's non-fused path: biased throughout, as Keras.
+
+    Args:
+        fused: TF1's `fused` argument (None: fused for 4D inputs with the
+            channels on axis 1 or 3).
+        **kwargs: `keras.layers.BatchNormalization`'s arguments.
+    """
+
+    def __init__(self, fused=None, **kwargs):
+        super().__init__(**kwargs)
+        self.fused = fused
+
+    def _is_fused(self, inputs):
+        rank = len(inputs.shape)
+        axes = [a % rank for a in ([self.axis] if isinstance(self.axis, int) else self.axis)]
+        usable = rank == 4 and len(axes) == 1 and axes[0] in (1, 3)
+        if self.fused and not usable:
+            raise ValueError(
+                "tf1.layers.batch_normalization(fused=True) needs a 4D input with the "
+                f"channels on axis 1 or 3. Received: shape={tuple(inputs.shape)}, "
+                f"axis={self.axis!r}"
+            )
+        return usable if self.fused is None else bool(self.fused)
+
+    def call(self, inputs, training=None, mask=None):
+        if not (training and self.trainable) or not self._is_fused(inputs):
+            return super().call(inputs, training=training, mask=mask)
+        inputs = keras.ops.cast(inputs, keras.backend.result_type(inputs.dtype, "float32"))
+        mean, variance = self._moments(inputs, mask)
+        n = math.prod(inputs.shape[a] for a in self._reduction_axes)
+        unbiased = variance * (n / max(n - 1, 1))
+        momentum = self.momentum
+        self.moving_mean.assign(
+            keras.ops.cast(self.moving_mean, inputs.dtype) * momentum + mean * (1.0 - momentum)
+        )
+        self.moving_variance.assign(
+            keras.ops.cast(self.moving_variance, inputs.dtype) * momentum
+            + unbiased * (1.0 - momentum)
+        )
+        outputs = keras.ops.batch_normalization(
+            inputs, mean, variance, axis=self.axis,
+            offset=keras.ops.cast(self.beta, inputs.dtype) if self.center else None,
+            scale=keras.ops.cast(self.gamma, inputs.dtype) if self.scale else None,
+            epsilon=self.epsilon,
+        )
+        return keras.ops.cast(outputs, self.compute_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "fused": self.fused}
+
+
 class BatchNormalization(Layer):
     """TF1 `tf.layers.BatchNormalization` (momentum 0.99, epsilon 1e-3).
 
     Variables `<name>/gamma`, `<name>/beta`, `<name>/moving_mean`,
-    `<name>/moving_variance`. Call it with `training=` a Python bool.
+    `<name>/moving_variance`. Call it with `training=` a Python bool. With
+    `fused` None (TF1's default) or True and a 4D input, the moving variance
+    is updated with the unbiased batch variance, as TF1's fused kernel does;
+    `fused=False` updates it with the biased one, as TF1's non-fused path.
     """
 
     base_name = "batch_normalization"
@@ -295,12 +356,13 @@ class BatchNormalization(Layer):
             moving_mean_initializer=moving_mean_initializer,
             moving_variance_initializer=moving_variance_initializer,
             beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
-            beta_constraint=beta_constraint, gamma_constraint=gamma_constraint,
+            beta_constraint=beta_constraint, gamma_constraint=gamma_constraint, fused=fused,
         )
 
     def _make(self):
         c = self._config
-        return keras.layers.BatchNormalization(
+        return _TF1BatchNormalization(
+            fused=c["fused"],
             axis=c["axis"], momentum=c["momentum"], epsilon=c["epsilon"],
             center=c["center"], scale=c["scale"],
             beta_initializer=_init(c["beta_initializer"], "zeros"),
