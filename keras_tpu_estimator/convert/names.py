@@ -1,0 +1,291 @@
+"""What each TensorFlow name becomes: the converter's tables.
+
+Every name a program reaches through TensorFlow is first folded onto one
+canonical spelling (`tf.compat.v1.layers.dense` and
+`tf.contrib.tpu.TPUEstimator` become `tf.layers.dense` and
+`tf.estimator.tpu.TPUEstimator`), then looked up here:
+
+- `KTE_NAMES`: estimator-level names, rewritten to `kte.*` everywhere;
+- `compat_v1_has(path)`: model-side names that
+  `keras_tpu_estimator.compat.v1` exports. This is derived from the package
+  itself, so the converter and the runtime cannot disagree;
+- `TF2_MOVES`: TF1 names that TensorFlow 2 spells differently, rewritten
+  where the program uses the TensorFlow 2 namespace;
+- `UNSUPPORTED`: calls with no equivalent, reported with what to do instead;
+- `HOST_SAFE`: TensorFlow names that run on the host and keep working as
+  they are (protocol buffers, files, logging, `tf.data`), never reported.
+"""
+
+import functools
+import importlib
+import types
+
+KTE = "kte"
+TF1 = "tf1"
+KTE_MODULE = "keras_tpu_estimator"
+TF1_MODULE = "keras_tpu_estimator.compat.v1"
+
+# Estimator-level names, rewritten wherever they appear.
+KTE_NAMES = {
+    "tf.estimator.tpu.TPUEstimator": "kte.TPUEstimator",
+    "tf.estimator.tpu.TPUEstimatorSpec": "kte.TPUEstimatorSpec",
+    "tf.estimator.tpu.RunConfig": "kte.RunConfig",
+    "tf.estimator.tpu.TPUConfig": "kte.TPUConfig",
+    "tf.estimator.tpu.InputPipelineConfig": "kte.InputPipelineConfig",
+    "tf.estimator.RunConfig": "kte.RunConfig",
+    "tf.estimator.ModeKeys": "kte.ModeKeys",
+    "tf.estimator.EstimatorSpec": "kte.EstimatorSpec",
+    "tf.estimator.WarmStartSettings": "kte.WarmStartSettings",
+    "tf.estimator.export.PredictOutput": "kte.PredictOutput",
+    "tf.estimator.export.ClassificationOutput": "kte.ClassificationOutput",
+    "tf.estimator.export.RegressionOutput": "kte.RegressionOutput",
+    "tf.estimator.export.ServingInputReceiver": "kte.export.ServingInputReceiver",
+    "tf.estimator.export.TensorServingInputReceiver": "kte.export.TensorServingInputReceiver",
+    "tf.estimator.export.build_raw_serving_input_receiver_fn": (
+        "kte.export.build_raw_serving_input_receiver_fn"
+    ),
+    "tf.estimator.export.build_parsing_serving_input_receiver_fn": (
+        "kte.export.build_parsing_serving_input_receiver_fn"
+    ),
+    "tf.estimator.SessionRunHook": "kte.SessionRunHook",
+    "tf.train.SessionRunHook": "kte.SessionRunHook",
+    "tf.train.SessionRunArgs": "kte.SessionRunArgs",
+    "tf.train.StopAtStepHook": "kte.StopAtStepHook",
+    "tf.train.LoggingTensorHook": "kte.LoggingTensorHook",
+    "tf.train.NanTensorHook": "kte.NanTensorHook",
+    "tf.train.NanLossDuringTrainingError": "kte.NanLossDuringTrainingError",
+    "tf.train.CheckpointSaverListener": "kte.CheckpointSaverListener",
+    "tf.train.latest_checkpoint": "kte.checkpoint.latest_checkpoint",
+    "tf.train.list_variables": "kte.checkpoint.list_variables",
+    "tf.train.load_variable": "kte.checkpoint.load_variable",
+    "tf.contrib.distribute.TPUStrategy": "kte.TPUStrategy",
+    "tf.distribute.experimental.TPUStrategy": "kte.TPUStrategy",
+}
+
+# TF1 names that TensorFlow 2 moved: rewritten on both sides.
+TF2_MOVES = {
+    "tf.logging": "tf.compat.v1.logging",
+    "tf.app": "tf.compat.v1.app",
+    "tf.flags": "tf.compat.v1.flags",
+    "tf.gfile": "tf.compat.v1.gfile",
+    "tf.set_random_seed": "tf.compat.v1.set_random_seed",
+    "tf.parse_single_example": "tf.io.parse_single_example",
+    "tf.parse_example": "tf.io.parse_example",
+    "tf.FixedLenFeature": "tf.io.FixedLenFeature",
+    "tf.VarLenFeature": "tf.io.VarLenFeature",
+    "tf.decode_raw": "tf.io.decode_raw",
+    "tf.python_io": "tf.io",
+    "tf.to_float": "tf.compat.v1.to_float",
+    "tf.to_int32": "tf.compat.v1.to_int32",
+    "tf.to_int64": "tf.compat.v1.to_int64",
+    "tf.random_uniform": "tf.random.uniform",
+    "tf.contrib.data": "tf.data.experimental",
+    "tf.placeholder": "tf.compat.v1.placeholder",
+    "tf.py_func": "tf.compat.v1.py_func",
+}
+
+_HOST_WORK = (
+    "model_fn is traced by JAX: move host Python work into input_fn or "
+    "host_call, or use jax.pure_callback"
+)
+_NO_RESOLVER = (
+    "JAX finds the devices itself: drop the resolver and RunConfig's "
+    "cluster argument"
+)
+
+# Calls with no equivalent here: what to do instead.
+UNSUPPORTED = {
+    "tf.feature_column": (
+        "feature columns are not supported; transform features in input_fn "
+        "with tf.data (or Keras preprocessing layers) and feed dense tensors"
+    ),
+    "tf.contrib.feature_column": (
+        "feature columns are not supported; transform features in input_fn "
+        "with tf.data and feed dense tensors"
+    ),
+    "tf.py_func": _HOST_WORK,
+    "tf.py_function": _HOST_WORK,
+    "tf.numpy_function": _HOST_WORK,
+    "tf.tpu.outside_compilation": (
+        "move the host computation into host_call (run on the host after "
+        "each on-device loop) or use jax.experimental.io_callback"
+    ),
+    "tf.tpu.rewrite": "model_fn is compiled for the devices already; call it directly",
+    "tf.Session": (
+        "there are no sessions; run with kte.TPUEstimator train/evaluate/"
+        "predict or kte.EstimatorModel fit/evaluate/predict"
+    ),
+    "tf.InteractiveSession": "there are no sessions; see kte.TPUEstimator",
+    "tf.train.MonitoredTrainingSession": (
+        "there are no sessions; use kte.TPUEstimator.train with hooks"
+    ),
+    "tf.train.Saver": (
+        "kte.TPUEstimator writes checkpoints into model_dir; read them with "
+        "kte.checkpoint, start from one with warm_start_from"
+    ),
+    "tf.placeholder": (
+        "no graph placeholders in model_fn: feed data through input_fn; for "
+        "serving, create them in serving_input_receiver_fn (it runs on TensorFlow)"
+    ),
+    "tf.estimator.Estimator": (
+        "use kte.TPUEstimator(model_fn, ..., use_tpu=False) with "
+        "train/eval/predict batch sizes; model_fn gets params['batch_size']"
+    ),
+    "tf.estimator.train_and_evaluate": (
+        "alternate estimator.train(input_fn, max_steps=...) and "
+        "estimator.evaluate(input_fn)"
+    ),
+    "tf.estimator.TrainSpec": "alternate estimator.train and estimator.evaluate",
+    "tf.estimator.EvalSpec": "alternate estimator.train and estimator.evaluate",
+    "tf.contrib.cluster_resolver": _NO_RESOLVER,
+    "tf.distribute.cluster_resolver": _NO_RESOLVER,
+    "tf.estimator.tpu.experimental.EmbeddingConfigSpec": (
+        "TPU embeddings are not supported; use keras.layers.Embedding"
+    ),
+}
+
+# Fine where they are in an input pipeline or on the host.
+INPUT_SIDE_OK = ("tf.py_func", "tf.py_function", "tf.numpy_function", "tf.placeholder")
+
+# Calls that construct a TPU cluster resolver: they become `None`, which
+# RunConfig(cluster=...) takes; JAX finds the devices.
+CLUSTER_RESOLVERS = (
+    "tf.distribute.cluster_resolver.TPUClusterResolver",
+    "tf.contrib.cluster_resolver.TPUClusterResolver",
+)
+
+# Calls that switch TensorFlow's own behaviour: statements of them are removed.
+BEHAVIOUR_SWITCHES = frozenset(
+    "tf." + name
+    for name in """
+        disable_v2_behavior enable_v2_behavior disable_eager_execution
+        enable_eager_execution disable_v2_tensorshape enable_v2_tensorshape
+        enable_resource_variables disable_resource_variables
+        enable_control_flow_v2 disable_control_flow_v2""".split()
+)
+
+# TensorFlow names that run on the host and keep working where they are.
+HOST_SAFE = tuple(
+    "tf." + name
+    for name in """
+        data io errors saved_model TensorShape TensorSpec compat keras
+        gfile logging flags app test version sysconfig python_io core
+        train.Example train.Features train.Feature train.FeatureList
+        train.FeatureLists train.SequenceExample train.BytesList
+        train.FloatList train.Int64List train.ClusterSpec train.Server
+        train.SecondOrStepTimer train.load_checkpoint train.summary_iterator
+        train.checkpoint_exists train.get_checkpoint_state
+        train.generate_checkpoint_state_proto train.CheckpointState
+        ConfigProto GraphOptions RunOptions RunMetadata OptimizerOptions
+        GPUOptions make_tensor_proto make_ndarray summary.FileWriter
+        summary.all_v2_summary_ops
+        VERSION GIT_VERSION""".split()
+)
+
+
+def normalize(name):
+    """Folds the spellings of one TF1 name onto one: `tf.compat.v1.x` -> `tf.x`."""
+    if name == "tensorflow" or name.startswith("tensorflow."):
+        name = "tf" + name[len("tensorflow"):]
+    if is_under(name, "tf.compat.v1"):
+        name = "tf" + name[len("tf.compat.v1"):]
+    if name.startswith("tf.contrib.tpu.") and not name.startswith("tf.contrib.tpu.python"):
+        member = name[len("tf.contrib.tpu."):].split(".")[0]
+        estimator_names = ("TPUEstimator", "TPUEstimatorSpec", "RunConfig", "TPUConfig",
+                           "InputPipelineConfig")
+        package = "estimator.tpu" if member in estimator_names else "tpu"
+        name = f"tf.{package}." + name[len("tf.contrib.tpu."):]
+    elif name == "tf.contrib.tpu":
+        name = "tf.tpu"
+    return name
+
+
+def is_under(name, prefix):
+    """Whether dotted `name` is `prefix` or inside it."""
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _public(value):
+    return not isinstance(value, types.ModuleType) or value.__name__.startswith(TF1_MODULE)
+
+
+@functools.lru_cache(maxsize=None)
+def compat_v1_has(path):
+    """Whether `keras_tpu_estimator.compat.v1` exports dotted `path`.
+
+    Only public names count, and only modules of the package itself: a
+    module that `compat.v1` merely imports (`keras`, `numpy`) is not part
+    of the TF1 namespace.
+    """
+    value = importlib.import_module(TF1_MODULE)
+    for part in path.split("."):
+        if not isinstance(value, types.ModuleType):
+            return False  # an attribute of a class or object: its owner decides
+        if part.startswith("_") or not hasattr(value, part):
+            return False
+        value = getattr(value, part)
+        if not _public(value):
+            return False
+    return True
+
+
+def compat_v1_is_module(path):
+    """Whether `keras_tpu_estimator.compat.v1`'s `path` is a module."""
+    value = importlib.import_module(TF1_MODULE)
+    for part in path.split("."):
+        value = getattr(value, part)
+    return isinstance(value, types.ModuleType)
+
+
+@functools.lru_cache(maxsize=None)
+def compat_v1_modules():
+    """The submodules of `keras_tpu_estimator.compat.v1`, longest path first."""
+    modules = [n for n in compat_v1_names() if compat_v1_is_module(n)]
+    return tuple(sorted(modules, key=lambda n: (-n.count("."), n)))
+
+
+def compat_v1_names():
+    """Every public dotted name `keras_tpu_estimator.compat.v1` exports.
+
+    Returns:
+        A sorted list of paths relative to the package (`"layers.dense"`),
+        modules and the names inside them alike.
+    """
+    names, seen = [], set()
+
+    def walk(module, prefix):
+        if module.__name__ in seen:
+            return
+        seen.add(module.__name__)
+        for attribute in sorted(dir(module)):
+            if attribute.startswith("_"):
+                continue
+            value = getattr(module, attribute)
+            if not _public(value):
+                continue
+            path = prefix + attribute
+            names.append(path)
+            if isinstance(value, types.ModuleType):
+                walk(value, path + ".")
+
+    walk(importlib.import_module(TF1_MODULE), "")
+    return sorted(names)
+
+
+@functools.lru_cache(maxsize=None)
+def is_module(name):
+    """Whether canonical TensorFlow name `name` (`"tf.compat.v1"`) is a module.
+
+    `x = tf.compat.v1` makes `x` another name for TensorFlow;
+    `x = tf.estimator.ModeKeys.TRAIN` makes it a value, read like any other.
+    """
+    if is_under(name, "tf.contrib"):
+        return all(part.islower() for part in name.split(".")) or name == "tf.contrib"
+    import tensorflow  # the real one: only to tell modules from values
+
+    value = tensorflow
+    for part in name.split(".")[1:]:
+        value = getattr(value, part, None)
+        if value is None:
+            return False
+    return isinstance(value, types.ModuleType)

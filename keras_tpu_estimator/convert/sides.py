@@ -1,0 +1,238 @@
+"""Which side of the program each function is on, by data flow across a tree.
+
+A converted program runs its code in three places:
+
+- `"model"`: traced by JAX inside the compiled steps (`model_fn`,
+  `metric_fn`, everything they call). TF1 names become `tf1.*`.
+- `"input"`: the `tf.data` pipeline, traced by TensorFlow (`input_fn`,
+  serving receivers, functions handed to `Dataset.map/apply/interleave/
+  filter` or `map_and_batch`, everything they call, and modules imported
+  only by input code). TensorFlow names stay.
+- `"host"`: Python on the host with numpy values (`host_call` functions).
+  TensorFlow names stay, unless TensorFlow 2 lacks them.
+
+Seeds are found by role (the `model_fn=`, `input_fn=`, `host_call=` and
+`eval_metrics=` arguments, dataset transformations) and by the names the
+estimator API gives them (`*model_fn*`, `*input_fn*`, `*host_call*`); the
+functions, classes and methods a seed refers to, in its own module or in
+another module of the tree, share its side. Code no seed reaches is model
+side, except in input modules.
+"""
+
+import ast
+import collections
+
+MODEL, INPUT, HOST = "model", "input", "host"
+
+# Dataset transformations whose function arguments belong to the input pipeline.
+DATASET_METHODS = frozenset(
+    ["map", "filter", "flat_map", "interleave", "apply", "map_and_batch",
+     "parallel_interleave", "from_generator", "map_with_legacy_function"]
+)
+_ROLE_KEYWORDS = {
+    "model_fn": MODEL, "eval_metrics": MODEL, "host_call": HOST, "input_fn": INPUT,
+    "serving_input_receiver_fn": INPUT, "serving_input_fn": INPUT,
+}
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def is_dataset_call(node):
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in DATASET_METHODS
+    )
+
+
+def _seed_side(name):
+    lowered = name.lower()
+    if "input_fn" in lowered or "serving_input" in lowered:
+        return INPUT
+    if "model_fn" in lowered or "metric_fn" in lowered:
+        return MODEL
+    if "host_call" in lowered:
+        return HOST
+    return None
+
+
+class _Module:
+    """One module's definitions and the tree modules it imports."""
+
+    def __init__(self, key, tree):
+        self.key = key
+        self.tree = tree
+        self.defs = collections.defaultdict(list)  # name -> defs (any depth)
+        self.methods = collections.defaultdict(list)  # name -> defs in class bodies
+        self.imports = {}  # local name -> (module key, attribute or None)
+        self.imported_modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defs[node.name].append(node)
+            if isinstance(node, ast.ClassDef):
+                for statement in node.body:
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.methods[statement.name].append(statement)
+
+    def package(self):
+        return self.key.rsplit(".", 1)[0] if "." in self.key else ""
+
+
+class Sides:
+    """The side of every function of every module of a tree.
+
+    Args:
+        modules: `{key: ast.Module}`, keys being dotted module paths
+            relative to the tree's root (`"official.resnet.imagenet_input"`).
+    """
+
+    def __init__(self, modules):
+        self.modules = {key: _Module(key, tree) for key, tree in modules.items()}
+        for module in self.modules.values():
+            self._collect_imports(module)
+        self.side = {}  # id(def node) -> side
+        self.module_side = {key: MODEL for key in self.modules}
+        self._classify()
+
+    def of(self, key, node, default):
+        """The side of def `node` of module `key`; `default` if none was found."""
+        return self.side.get(id(node), default)
+
+    # Imports between modules of the tree.
+
+    def _find(self, dotted_name):
+        if dotted_name in self.modules:
+            return dotted_name
+        matches = [k for k in self.modules if k.endswith("." + dotted_name)]
+        return matches[0] if len(matches) == 1 else None
+
+    def _collect_imports(self, module):
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = self._find(alias.name)
+                    if target:
+                        module.imported_modules.add(target)
+                        if alias.asname:
+                            module.imports[alias.asname] = (target, None)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = module.key.split(".")[: -node.level]
+                    base = ".".join(package + ([base] if base else []))
+                for alias in node.names:
+                    local = alias.asname or alias.name
+                    submodule = self._find(f"{base}.{alias.name}" if base else alias.name)
+                    if submodule:
+                        module.imported_modules.add(submodule)
+                        module.imports[local] = (submodule, None)
+                        continue
+                    owner = self._find(base) if base else None
+                    if owner:
+                        module.imported_modules.add(owner)
+                        module.imports[local] = (owner, alias.name)
+
+    # References.
+
+    def _targets(self, module, node):
+        """The defs (with their modules) that expression `node` may name."""
+        if isinstance(node, ast.Lambda):
+            return [(module, node)]
+        if isinstance(node, ast.Name):
+            found = [(module, d) for d in module.defs.get(node.id, ())]
+            target = module.imports.get(node.id)
+            if target and target[1] is not None:
+                other = self.modules[target[0]]
+                found += [(other, d) for d in other.defs.get(target[1], ())]
+            return found
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = node.value.id
+            target = module.imports.get(owner)
+            if target and target[1] is None:
+                other = self.modules[target[0]]
+                return [(other, d) for d in other.defs.get(node.attr, ())]
+            if owner in ("self", "cls"):
+                return [(module, d) for d in module.methods.get(node.attr, ())]
+        return []
+
+    def _references(self, module, node):
+        found = []
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Name, ast.Attribute)):
+                found += self._targets(module, sub)
+        return found
+
+    # Classification.
+
+    def _seeds(self):
+        seeds = {MODEL: [], INPUT: [], HOST: []}
+        for module in self.modules.values():
+            for name, nodes in module.defs.items():
+                side = _seed_side(name)
+                if side:
+                    seeds[side] += [(module, n) for n in nodes]
+            for node in ast.walk(module.tree):
+                if is_dataset_call(node):
+                    for arg in list(node.args) + [k.value for k in node.keywords]:
+                        seeds[INPUT] += self._argument_targets(module, arg)
+                if isinstance(node, ast.Call):
+                    for keyword in node.keywords:
+                        side = _ROLE_KEYWORDS.get(keyword.arg)
+                        if side:
+                            seeds[side] += self._argument_targets(module, keyword.value)
+        return seeds
+
+    def _argument_targets(self, module, node):
+        # A function argument: a name, `self.method`, a lambda, or a tuple /
+        # functools.partial(...) around one.
+        if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+            return self._argument_targets(module, node.elts[0])
+        if isinstance(node, ast.Call) and node.args:
+            return self._argument_targets(module, node.args[0])
+        return self._targets(module, node)
+
+    def _reach(self, seeds):
+        seen, todo = {}, list(seeds)
+        while todo:
+            module, node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen[id(node)] = (module, node)
+            todo += self._references(module, node)
+        return seen
+
+    def _classify(self):
+        seeds = self._seeds()
+        model = self._reach(seeds[MODEL])
+        host = {k: v for k, v in self._reach(seeds[HOST]).items() if k not in model}
+        inputs = {
+            k: v for k, v in self._reach(seeds[INPUT]).items() if k not in model and k not in host
+        }
+        for side, found in ((MODEL, model), (HOST, host), (INPUT, inputs)):
+            for key in found:
+                self.side[key] = side
+        self._classify_modules(model, host, inputs)
+
+    def _classify_modules(self, model, host, inputs):
+        """Input modules: modules whose functions are all input side, or
+        that only input modules import."""
+        owners = collections.defaultdict(set)
+        for found, side in ((model, MODEL), (host, HOST), (inputs, INPUT)):
+            for module, _ in found.values():
+                owners[module.key].add(side)
+        importers = collections.defaultdict(set)
+        for module in self.modules.values():
+            for target in module.imported_modules:
+                if target != module.key:
+                    importers[target].add(module.key)
+        changed = True
+        while changed:
+            changed = False
+            for key in self.modules:
+                if self.module_side[key] == INPUT or owners[key] - {INPUT}:
+                    continue
+                only_input_importers = importers[key] and all(
+                    self.module_side[k] == INPUT for k in importers[key]
+                )
+                if owners[key] == {INPUT} or only_input_importers:
+                    self.module_side[key] = INPUT
+                    changed = True
