@@ -10,6 +10,7 @@ these reaches here means a Keras upgrade has one file to check, and
 """
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -210,3 +211,68 @@ def symbolic_operands():
         yield
     finally:
         cls.__jax_array__ = original
+
+
+# ----------------------------------------------------------------------
+# Names of traced tensors (a JAX reach, not a Keras one).
+
+_names_local = threading.local()
+_names_lock = threading.Lock()
+_names_users = 0
+
+
+def _tracer_name(tracer):
+    """`tracer.name` inside `tracer_names`: its given name, else `tensor_<n>`."""
+    stack = getattr(_names_local, "stack", None)
+    if not stack:
+        # Python then asks `Tracer.__getattr__`, which raises JAX's own
+        # "DynamicJaxprTracer has no attribute name": as without the property.
+        raise AttributeError("name")
+    for registry in reversed(stack):
+        entry = registry["names"].get(id(tracer))
+        if entry is not None and entry[0] is tracer:
+            return entry[1]
+    registry = stack[-1]
+    count = registry["count"]
+    registry["count"] = count + 1
+    name = "tensor" if count == 0 else f"tensor_{count}"
+    registry["names"][id(tracer)] = (tracer, name)  # Holds the tracer: ids stay unique.
+    return name
+
+
+@contextlib.contextmanager
+def tracer_names(named):
+    """JAX tracers have a `.name` inside the block, as TensorFlow tensors do.
+
+    TF1 code reads `tensor.name` (BERT's `get_shape_list` does, on every
+    tensor it checks); a JAX tracer has no such attribute. Inside the block
+    `jax.core.Tracer` has a `name` property: the name given here for the
+    tracers of `named`, and `tensor`, `tensor_1`, ... (unique within the
+    block, in the order asked) for any other, e.g. intermediate results.
+    Outside, `tracer.name` raises JAX's AttributeError as before. The
+    property is installed while at least one block is open (in any thread);
+    names are per thread.
+
+    Args:
+        named: an iterable of `(tracer, name)` pairs.
+    """
+    global _names_users
+    from jax._src import core
+
+    registry = {"names": {id(t): (t, n) for t, n in named}, "count": 0}
+    with _names_lock:
+        if _names_users == 0:
+            core.Tracer.name = property(_tracer_name)
+        _names_users += 1
+    if not hasattr(_names_local, "stack"):
+        _names_local.stack = []
+    _names_local.stack.append(registry)
+    try:
+        yield
+    finally:
+        stack = _names_local.stack
+        del stack[next(i for i, r in enumerate(stack) if r is registry)]
+        with _names_lock:
+            _names_users -= 1
+            if _names_users == 0:
+                del core.Tracer.name

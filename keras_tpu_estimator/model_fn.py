@@ -20,6 +20,10 @@ import functools
 import inspect
 import reprlib
 
+import jax
+import keras
+
+from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import spec as spec_lib
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
@@ -120,6 +124,11 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         params: the dict passed as `params`.
         config: the `RunConfig` passed as `config`.
 
+    Inside `model_fn`, every tensor has a `.name`, as in TensorFlow (see
+    `input_names`): the features and labels are named after their keys,
+    in the symbolic build pass (`keras.KerasTensor`s) and in the compiled
+    steps (JAX tracers) alike.
+
     Returns:
         The `TPUEstimatorSpec` `model_fn` returned, or the `EstimatorSpec` it
         returned converted by `as_tpu_spec`, checked by `check_spec`.
@@ -147,13 +156,53 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         "params": params,
         "config": config,
     }
-    result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
+    named = input_names(features, labels)
+    for tensor, name in named:
+        if isinstance(tensor, keras.KerasTensor):
+            tensor.name = name
+    with _keras_internals.tracer_names(
+        [(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]
+    ):
+        result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
     if not isinstance(result, (spec_lib.EstimatorSpec, spec_lib.TPUEstimatorSpec)):
         raise ValueError(
             "model_fn should return an EstimatorSpec or a TPUEstimatorSpec. "
             f"model_fn ({model_fn}) returned: {reprlib.repr(result)}"
         )
     return spec_lib.check_spec(spec_lib.as_tpu_spec(result), mode)
+
+
+def input_names(features, labels):
+    """The names of the tensors `model_fn` receives, as `[(tensor, name), ...]`.
+
+    A feature is named by its key (`"input_ids"`; nested keys and list
+    positions joined by `/`: `"image/0"`), a lone features tensor
+    `"features"`; labels likewise under `"labels"` (`"labels"`,
+    `"labels/class"`). Leaves that are not tensors are left out.
+
+    Example:
+
+    ```python
+    input_names({"ids": ids, "mask": mask}, y)
+    # [(ids, "ids"), (mask, "mask"), (y, "labels")]
+    ```
+    """
+    named = []
+    for root, tree in (("", features), ("labels", labels)):
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            if not hasattr(leaf, "shape"):
+                continue
+            parts = [root] if root else []
+            parts += [str(_key_name(key)) for key in path]
+            named.append((leaf, "/".join(parts) or "features"))
+    return named
+
+
+def _key_name(key):
+    for attribute in ("key", "idx", "name"):
+        if hasattr(key, attribute):
+            return getattr(key, attribute)
+    return key
 
 
 def check_params(params):

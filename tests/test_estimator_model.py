@@ -725,3 +725,41 @@ def test_a_callback_can_stop_evaluation_and_prediction_after_a_loop(method):
     getattr(model, method)(make_data(n=160)[0] if method == "predict" else make_data(n=160),
                            callbacks=[callback], verbose=0)
     assert ends == [1]
+
+
+@pytest.mark.parametrize("train_op", ["keras", "tf1"])
+def test_model_fn_tensors_carry_a_name_in_every_pass(train_op):
+    import keras_tpu_estimator.compat.v1 as tf1
+
+    names = set()
+
+    def model_fn(features, labels, mode):
+        logits = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(NUM_CLASSES))(
+            features["x"]
+        )
+        names.add((mode, features["x"].name, isinstance(logits.name, str)))
+        if mode == kte.ModeKeys.PREDICT:
+            return kte.TPUEstimatorSpec(mode, predictions={"logits": logits})
+        names.add((mode, labels.name, True))
+        loss = keras.ops.mean(
+            keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        )
+        if mode == kte.ModeKeys.EVAL:
+            return kte.TPUEstimatorSpec(mode, loss=loss)
+        if train_op == "keras":
+            return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+        op = tf1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, tf1.train.get_or_create_global_step()
+        )
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=op)
+
+    features, labels = make_data(n=32)
+    model = make_model(model_fn)
+    model.fit((features, labels), epochs=1, verbose=0)
+    model.evaluate((features, labels), verbose=0)
+    model.predict(features, verbose=0)
+    assert names == {
+        (mode, name, True)
+        for mode in (kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT)
+        for name in (("x", "labels") if mode != kte.ModeKeys.PREDICT else ("x",))
+    }

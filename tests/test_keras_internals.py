@@ -101,3 +101,28 @@ def test_symbolic_operands_let_an_array_on_the_left_build_symbolically():
     assert isinstance(product, keras.KerasTensor) and product.shape == (2, 3)
     with pytest.raises(ValueError, match="KerasTensor"):
         jnp.ones((2, 3)) * tensor
+
+
+
+def test_tracers_have_the_given_names_inside_tracer_names():
+    names = []
+
+    def f(x, y):
+        with _keras_internals.tracer_names([(x, "input_ids")]):
+            z = x * 2
+            names.extend([x.name, y.name, z.name, y.name])
+            return jnp.sum(z + y)  # Named tracers stay ordinary operands.
+
+    assert float(jax.jit(f)(jnp.ones(3), jnp.ones(3))) == 9.0
+    assert names == ["input_ids", "tensor", "tensor_1", "tensor"]
+
+
+def test_tracers_have_no_name_outside_tracer_names():
+    def f(x):
+        with _keras_internals.tracer_names([(x, "x")]):
+            pass
+        return x.name
+
+    with pytest.raises(AttributeError, match="has no attribute name"):
+        jax.jit(f)(jnp.ones(3))
+    assert "name" not in vars(jax.core.Tracer)

@@ -3,6 +3,8 @@
 import functools
 import re
 
+import jax
+import keras
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from keras_tpu_estimator.model_fn import call_input_fn
 from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
+from keras_tpu_estimator.model_fn import input_names
 from keras_tpu_estimator.spec import EstimatorSpec
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import TPUEstimatorSpec
@@ -372,3 +375,54 @@ def test_call_input_fn_reads_partials():
 def test_input_fn_must_be_callable():
     with pytest.raises(ValueError, match="`input_fn` must be callable"):
         call_input_fn("input_fn", PARAMS, ModeKeys.TRAIN, CONFIG)
+
+
+# ----------------------------------------------------------------------
+# Tensor names
+
+
+@pytest.mark.parametrize(
+    "features, labels, expected",
+    [
+        ({"ids": "A", "mask": "B"}, "C", ["ids", "mask", "labels"]),
+        ("A", None, ["features"]),
+        ({"image": ("A", "B")}, {"class": "C"}, ["image/0", "image/1", "labels/class"]),
+        ([{"a": "A"}], ("C",), ["0/a", "labels/0"]),
+    ],
+    ids=["dict", "lone", "nested", "lists"],
+)
+def test_input_names_follow_the_keys(features, labels, expected):
+    arrays = {}
+
+    def tensor(letter):
+        return arrays.setdefault(letter, np.zeros((2,)))
+
+    features = jax.tree.map(tensor, features)
+    labels = jax.tree.map(tensor, labels)
+    assert [name for _, name in input_names(features, labels)] == expected
+
+
+def test_call_model_fn_names_symbolic_features_and_labels():
+    seen = {}
+
+    def model_fn(features, labels):
+        seen.update(x=features["x"].name, y=labels.name)
+        return train_spec()
+
+    features = {"x": keras.KerasTensor((4, 2))}
+    call_model_fn(model_fn, features, keras.KerasTensor((4,)), ModeKeys.TRAIN, PARAMS, CONFIG)
+    assert seen == {"x": "x", "y": "labels"}
+
+
+def test_call_model_fn_names_traced_tensors():
+    seen = []
+
+    def model_fn(features, labels):
+        hidden = features["x"] * 2.0
+        seen.extend([features["x"].name, labels.name, hidden.name])
+        return TPUEstimatorSpec(ModeKeys.TRAIN, loss=jax.numpy.sum(hidden))
+
+    jax.jit(lambda x, y: call_model_fn(model_fn, {"x": x}, y, ModeKeys.TRAIN, PARAMS, CONFIG).loss)(
+        np.ones((4, 2), np.float32), np.zeros((4,), np.int32)
+    )
+    assert seen == ["x", "labels", "tensor"]
