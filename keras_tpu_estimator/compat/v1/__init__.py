@@ -19,10 +19,12 @@ def model_fn(features, labels, mode, params):
     ...
 ```
 
-Top level: tensor operations (`ops`), dtypes, initializers, variable scopes
-and `get_variable` (`variables`), collections and `control_dependencies`
-(`graph`). Submodules follow TF1's paths: `layers`, `nn`, `losses`,
-`metrics`, `estimator`, `summary`, `logging`, `train`, `tpu`,
+Top level: tensor operations (`ops`, `array_ops`, `math_ops`), assertions
+(`check_ops`), `cond`/`while_loop` (`control_flow`), random tensors
+(`random_ops`), dtypes, initializers, variable scopes and `get_variable`
+(`variables`), collections and `control_dependencies` (`graph`). Submodules
+follow TF1's paths: `layers`, `nn`, `losses`, `metrics`, `estimator`,
+`summary`, `logging`, `train`, `tpu`, `initializers`, `math`, `random`,
 `contrib.layers`. Everything runs inside `model_fn` (traced by JAX); there is
 no TensorFlow graph underneath.
 """
@@ -36,6 +38,7 @@ from keras_tpu_estimator.compat.v1 import losses  # noqa: F401
 from keras_tpu_estimator.compat.v1 import math  # noqa: F401
 from keras_tpu_estimator.compat.v1 import metrics  # noqa: F401
 from keras_tpu_estimator.compat.v1 import nn  # noqa: F401
+from keras_tpu_estimator.compat.v1 import random  # noqa: F401
 from keras_tpu_estimator.compat.v1 import summary  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import DType  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import as_dtype  # noqa: F401
@@ -70,6 +73,11 @@ from keras_tpu_estimator.compat.v1.initializers import truncated_normal_initiali
 from keras_tpu_estimator.compat.v1.initializers import variance_scaling_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.initializers import zeros_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.array_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.check_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.control_flow import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.random_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.unsupported import feature_column  # noqa: F401
 from keras_tpu_estimator.compat.v1.unsupported import numpy_function  # noqa: F401
 from keras_tpu_estimator.compat.v1.unsupported import py_func  # noqa: F401

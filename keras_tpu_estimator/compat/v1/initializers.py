@@ -116,6 +116,16 @@ class orthogonal_initializer(keras.initializers.Orthogonal):
         super().__init__(gain=gain, seed=seed)
 
 
+def lecun_normal(seed=None):
+    """LeCun normal: `variance_scaling_initializer(1.0, 'fan_in', 'truncated_normal')`."""
+    return variance_scaling_initializer(1.0, "fan_in", "truncated_normal", seed)
+
+
+def lecun_uniform(seed=None):
+    """LeCun uniform: `variance_scaling_initializer(1.0, 'fan_in', 'uniform')`."""
+    return variance_scaling_initializer(1.0, "fan_in", "uniform", seed)
+
+
 def he_normal(seed=None):
     """He normal: `variance_scaling_initializer(2.0, 'fan_in', 'truncated_normal')`."""
     return variance_scaling_initializer(2.0, "fan_in", "truncated_normal", seed)
@@ -126,7 +136,20 @@ def he_uniform(seed=None):
     return variance_scaling_initializer(2.0, "fan_in", "uniform", seed)
 
 
-def resolve(initializer):
+# `tf.initializers.*`: TF1's short names of the same classes.
+zeros = zeros_initializer
+ones = ones_initializer
+constant = constant_initializer
+random_normal = random_normal_initializer
+random_uniform = random_uniform_initializer
+truncated_normal = truncated_normal_initializer
+glorot_uniform = glorot_uniform_initializer
+glorot_normal = glorot_normal_initializer
+variance_scaling = variance_scaling_initializer
+orthogonal = orthogonal_initializer
+
+
+def _resolve(initializer):
     """Returns a Keras initializer (or constant) from what TF1 code passes.
 
     Accepts an initializer object, an initializer class (instantiated with
@@ -138,3 +161,13 @@ def resolve(initializer):
     if isinstance(initializer, str):
         return keras.initializers.get(initializer)
     return initializer
+
+
+__all__ = [
+    "constant", "constant_initializer", "glorot_normal", "glorot_normal_initializer",
+    "glorot_uniform", "glorot_uniform_initializer", "he_normal", "he_uniform", "lecun_normal",
+    "lecun_uniform", "ones", "ones_initializer", "orthogonal", "orthogonal_initializer",
+    "random_normal", "random_normal_initializer", "random_uniform", "random_uniform_initializer",
+    "truncated_normal", "truncated_normal_initializer", "variance_scaling",
+    "variance_scaling_initializer", "zeros", "zeros_initializer",
+]

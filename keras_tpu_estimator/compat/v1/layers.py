@@ -175,7 +175,7 @@ class Layer:
 
 
 def _init(value, default):
-    value = initializers.resolve(value)
+    value = initializers._resolve(value)
     return default if value is None else value
 
 

@@ -12,3 +12,4 @@ from keras_tpu_estimator.compat.v1.nn import top_k  # noqa: F401
 from keras_tpu_estimator.compat.v1.nn import log_softmax  # noqa: F401
 from keras_tpu_estimator.compat.v1.nn import in_top_k  # noqa: F401
 from keras_tpu_estimator.compat.v1.ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403

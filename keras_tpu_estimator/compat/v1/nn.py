@@ -285,3 +285,102 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
 def zero_fraction(value, name=None):
     """The fraction of zeros in `value` (used in TF1 activation summaries)."""
     return ops.mean(ops.cast(ops.equal(value, 0), "float32"))
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """`max_pool` under TF's newer name (`ksize`/`strides`: ints, pairs or 4-element lists)."""
+    return max_pool(input, ksize, strides, padding, data_format=data_format)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """`avg_pool` under TF's newer name."""
+    return avg_pool(input, ksize, strides, padding, data_format=data_format)
+
+
+def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # noqa: A002
+                     data_format=None, dilations=None):
+    """Depthwise convolution with `filter` `[h, w, in, multiplier]`: `in * multiplier` channels.
+
+    `strides` is TF's 4-element list; `rate` (or `dilations`) the 2-element
+    dilation.
+    """
+    rate = dilations if rate is None else rate
+    data_format = data_format or "NHWC"
+    return ops.depthwise_conv(
+        input, filter, strides=_spatial(strides, 2, data_format), padding=padding.lower(),
+        data_format=_data_format(data_format, 2),
+        dilation_rate=1 if rate is None else _spatial(rate, 2, data_format),
+    )
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     rate=None, name=None, data_format=None, dilations=None):
+    """`depthwise_conv2d` followed by a 1x1 convolution with `pointwise_filter`."""
+    rate = dilations if rate is None else rate
+    data_format = data_format or "NHWC"
+    return ops.separable_conv(
+        input, depthwise_filter, pointwise_filter, strides=_spatial(strides, 2, data_format),
+        padding=padding.lower(), data_format=_data_format(data_format, 2),
+        dilation_rate=1 if rate is None else _spatial(rate, 2, data_format),
+    )
+
+
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
+           data_format=None, name=None, input=None, dilations=None):  # noqa: A002
+    """1-D convolution of `value` `[batch, width, in]` with `filters` `[w, in, out]`."""
+    value = input if value is None else value
+    data_format = "NWC" if data_format in (None, "NHWC") else data_format
+    return ops.conv(
+        value, filters, strides=_spatial(stride, 1, data_format), padding=padding.lower(),
+        data_format=_data_format(data_format, 1),
+        dilation_rate=1 if dilations is None else _spatial(dilations, 1, data_format),
+    )
+
+
+def softsign(features, name=None):
+    """`x / (1 + |x|)`."""
+    return ops.softsign(features)
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    """`x @ weights + biases`."""
+    return ops.matmul(x, weights) + biases
+
+
+def relu_layer(x, weights, biases, name=None):
+    """`relu(x @ weights + biases)`."""
+    return ops.relu(xw_plus_b(x, weights, biases))
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
+                     data_format="NHWC", is_training=True, name=None, exponential_avg_factor=1.0):
+    """TF1's fused batch normalization of a 4D `x`: `(y, batch_mean, batch_variance)`.
+
+    Training (`is_training`) normalizes with the batch's mean and biased
+    variance and returns the unbiased variance (`n / (n - 1)`), as TF1's
+    kernel; otherwise it normalizes with `mean` and `variance` and returns
+    them.
+
+    Raises:
+        ValueError: for `exponential_avg_factor` other than 1.0, or
+            inference without `mean` and `variance`.
+    """
+    if exponential_avg_factor != 1.0:
+        raise ValueError("fused_batch_norm(exponential_avg_factor=...) is not supported.")
+    axis = 1 if data_format.startswith("NC") else len(x.shape) - 1
+    reduced = tuple(a for a in range(len(x.shape)) if a != axis)
+    shape = [1] * len(x.shape)
+    shape[axis] = -1
+    if is_training:
+        mean, biased = ops.moments(x, axes=reduced)
+        n = 1
+        for a in reduced:
+            n *= x.shape[a]
+        variance = biased * (n / max(n - 1, 1))
+    elif mean is None or variance is None:
+        raise ValueError("fused_batch_norm(is_training=False) needs `mean` and `variance`.")
+    else:
+        biased = variance
+    inv = ops.rsqrt(ops.reshape(biased, shape) + epsilon) * ops.reshape(scale, shape)
+    y = (x - ops.reshape(mean, shape)) * inv + ops.reshape(offset, shape)
+    return y, mean, variance

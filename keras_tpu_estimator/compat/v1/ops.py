@@ -19,7 +19,6 @@ mean = tf1.reduce_sum(x * mask[..., None], axis=1) / tf1.reduce_sum(mask, 1, kee
 
 import builtins
 
-import keras
 import numpy as np
 from keras import ops
 
@@ -434,52 +433,6 @@ is_finite = _unary(ops.isfinite, "Whether each element is finite.")
 is_inf = _unary(ops.isinf, "Whether each element is infinite.")
 
 
-def _static(value):
-    """`value` as a numpy array, or None when it is only known at run time."""
-    if isinstance(value, keras.KerasTensor):
-        return None
-    try:
-        return np.asarray(value)
-    except Exception:  # A tracer: its value exists only inside the compiled step.
-        return None
-
-
-def _assertion(name, check, relation):
-    def assertion(x, y, data=None, summarize=None, message=None, name=None):
-        x_value, y_value = _static(x), _static(y)
-        if x_value is not None and y_value is not None and not np.all(check(x_value, y_value)):
-            raise ValueError(
-                f"{message + ': ' if message else ''}{name or assertion.__name__} "
-                f"failed: expected x {relation} y. Received: x={x_value!r}, y={y_value!r}"
-            )
-        return None
-
-    assertion.__name__ = name
-    assertion.__doc__ = (
-        f"Checks `x {relation} y` when both are known while tracing (shapes, "
-        "constants) and raises ValueError otherwise. Values known only inside "
-        "the compiled step are not checked. Returns None, for "
-        "`control_dependencies`."
-    )
-    return assertion
-
-
-assert_equal = _assertion("assert_equal", np.equal, "==")
-assert_less = _assertion("assert_less", np.less, "<")
-assert_less_equal = _assertion("assert_less_equal", np.less_equal, "<=")
-assert_greater = _assertion("assert_greater", np.greater, ">")
-assert_greater_equal = _assertion("assert_greater_equal", np.greater_equal, ">=")
-
-
-def assert_rank(x, rank, message=None, name=None):
-    """Checks that `x` has `rank` dimensions (shapes are static: always checked)."""
-    if len(x.shape) != int(rank):
-        raise ValueError(
-            f"{message + ': ' if message else ''}expected a tensor of rank {rank}. "
-            f"Received shape {tuple(x.shape)}"
-        )
-
-
 def _unsupported_value_dependent(name, alternative):
     def fail(*args, **kwargs):
         raise NotImplementedError(
@@ -493,4 +446,4 @@ def _unsupported_value_dependent(name, alternative):
 unique = _unsupported_value_dependent("unique", "Use a fixed-size representation (e.g. one_hot).")
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "builtins", "keras", "np", "ops", "dtypes")]
+    "builtins", "np", "ops", "dtypes")]

@@ -289,7 +289,7 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if graph.bfloat16 and dtype == dtypes.bfloat16:
         # bfloat16_scope: stored in float32, read in bfloat16 (TF1's getter).
         dtype, cast_to = dtypes.float32, dtypes.bfloat16
-    initializer = initializers.resolve(initializer)
+    initializer = initializers._resolve(initializer)
     if initializer is None:
         initializer = _default_initializer(dtype)
     parent, _, last = name.rpartition("/")

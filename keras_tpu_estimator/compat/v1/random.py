@@ -1,0 +1,20 @@
+"""`tf.random`: TF's newer path for the random tensors of `random_ops`.
+
+```python
+noise = tf1.random.uniform([batch, 1, 1, 1], dtype=tf1.float32)
+```
+"""
+
+from keras_tpu_estimator.compat.v1.random_ops import multinomial
+from keras_tpu_estimator.compat.v1.random_ops import random_normal as normal
+from keras_tpu_estimator.compat.v1.random_ops import random_shuffle as shuffle
+from keras_tpu_estimator.compat.v1.random_ops import random_uniform as uniform
+from keras_tpu_estimator.compat.v1.random_ops import truncated_normal
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """`num_samples` class ids per row of `logits` (`tf.random.categorical`)."""
+    return multinomial(logits, num_samples, output_dtype=dtype)
+
+
+__all__ = ["categorical", "multinomial", "normal", "shuffle", "truncated_normal", "uniform"]
