@@ -535,7 +535,7 @@ def main(work_dir=None, pretrain_steps=300, train_steps=300, batch_size=32, lear
     train(config, work_dir + "/pretrain", train_features, pretrain_steps, None, batch_size,
           learning_rate)
     init_checkpoint = kte.checkpoint.latest_checkpoint(work_dir + "/pretrain")
-    tf.compat.v1.logging.info("initializing from %s", init_checkpoint)
+    tf1.logging.info("initializing from %s", init_checkpoint)
     estimator = train(config, work_dir + "/classifier", train_features, train_steps,
                       init_checkpoint, batch_size, learning_rate)
     results = estimator.evaluate(input_fn=input_fn_builder(eval_features, False, False))
@@ -544,5 +544,5 @@ def main(work_dir=None, pretrain_steps=300, train_steps=300, batch_size=32, lear
 
 
 if __name__ == "__main__":
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+    tf1.logging.set_verbosity(tf1.logging.INFO)
     main()

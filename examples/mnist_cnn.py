@@ -132,7 +132,7 @@ def main(model_dir=None, train_steps=1000, batch_size=64, export=True):
     )
     estimator.train(input_fn=make_input_fn(x_train, y_train, training=True), max_steps=train_steps)
     results = estimator.evaluate(input_fn=make_input_fn(x_test, y_test, training=False))
-    tf.compat.v1.logging.info("eval results: %s", results)
+    tf1.logging.info("eval results: %s", results)
     print("test accuracy: %.4f" % results["accuracy"])
     export_path = None
     if export:
@@ -142,5 +142,5 @@ def main(model_dir=None, train_steps=1000, batch_size=64, export=True):
 
 
 if __name__ == "__main__":
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+    tf1.logging.set_verbosity(tf1.logging.INFO)
     main()

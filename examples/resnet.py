@@ -168,11 +168,11 @@ def main(model_dir=None, train_steps=600, batch_size=64):
     )
     estimator.train(input_fn=make_input_fn(x_train, y_train, training=True), max_steps=train_steps)
     results = estimator.evaluate(input_fn=make_input_fn(x_test, y_test, training=False))
-    tf.compat.v1.logging.info("eval results: %s", results)
+    tf1.logging.info("eval results: %s", results)
     print("test top-1 accuracy: %.4f" % results["top_1_accuracy"])
     return results
 
 
 if __name__ == "__main__":
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+    tf1.logging.set_verbosity(tf1.logging.INFO)
     main()

@@ -1,0 +1,82 @@
+"""The command line, as tf_upgrade_v2 users expect it: trees, --inplace, exit status, --report."""
+
+import subprocess
+import sys
+
+import pytest
+
+MODEL = "import tensorflow as tf\n\ndef model_fn(features):\n    return tf.nn.relu(features)\n"
+BROKEN = "import tensorflow as tf\n\ndef model_fn(features):\n    return tf.Session()\n"
+
+
+def cli(*args, cwd):
+    script = "from keras_tpu_estimator.convert import cli; raise SystemExit(cli())"
+    return subprocess.run([sys.executable, "-c", script, "convert", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    source = tmp_path / "src"
+    (source / "pkg").mkdir(parents=True)
+    (source / "pkg" / "model.py").write_text(MODEL)
+    (source / "pkg" / "__init__.py").write_text("")
+    (source / "README.md").write_text("# a program\n")
+    (source / "configs").mkdir()
+    (source / "configs" / "base.yaml").write_text("lr: 0.1\n")
+    return source
+
+
+def test_a_tree_is_converted_and_its_other_files_copied(tree, tmp_path):
+    done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tf1.nn.relu(features)" in (tmp_path / "out" / "pkg" / "model.py").read_text()
+    assert (tmp_path / "out" / "README.md").read_text() == "# a program\n"
+    assert (tmp_path / "out" / "configs" / "base.yaml").read_text() == "lr: 0.1\n"
+    assert (tree / "pkg" / "model.py").read_text() == MODEL  # the source is untouched
+
+
+def test_an_existing_output_tree_is_refused(tree, tmp_path):
+    (tmp_path / "out").mkdir()
+    done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "exists" in done.stderr and "--inplace" in done.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_inplace_converts_the_tree_where_it_is(tree, tmp_path):
+    done = cli(tree, "--inplace", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tf1.nn.relu(features)" in (tree / "pkg" / "model.py").read_text()
+
+
+def test_inplace_converts_one_file(tree, tmp_path):
+    done = cli(tree / "pkg" / "model.py", "--inplace", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tf1.nn.relu(features)" in (tree / "pkg" / "model.py").read_text()
+
+
+@pytest.mark.parametrize("args", [[], ["-o", "x", "--inplace"]])
+def test_output_or_inplace_is_required(tree, tmp_path, args):
+    done = cli(tree, *args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--output" in done.stderr and "--inplace" in done.stderr
+
+
+def test_remaining_errors_give_a_nonzero_exit_with_their_count(tree, tmp_path):
+    (tree / "pkg" / "session.py").write_text(BROKEN)
+    done = cli(tree, "-o", tmp_path / "out", "--report", tmp_path / "report.txt", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "1 errors remain" in done.stderr
+    report = (tmp_path / "report.txt").read_text()
+    assert report == done.stdout
+    assert "session.py:4:12: ERROR: 'tf.Session' cannot be converted" in report
+    assert "Converted 3 files: 1 errors left to convert by hand" in report
+
+
+def test_a_syntax_error_writes_nothing(tree, tmp_path):
+    (tree / "pkg" / "bad.py").write_text("def model_fn(:\n")
+    done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

@@ -1,0 +1,49 @@
+"""Conformance: tensorflow/tpu `mnist_tpu.py`, converted and run with zero hand edits."""
+
+import pytest
+
+import corpus_support as corpus
+
+pytestmark = corpus.requires_corpus
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    work = tmp_path_factory.mktemp("mnist")
+    converted = corpus.convert_tree(corpus.CORPUS / "sources" / "tpu", work / "tpu")
+    data = corpus.make_data("mnist", work / "data")
+    return work, converted, work / "tpu" / "models" / "official" / "mnist", data
+
+
+def test_mnist_converts_with_no_error_left(program):
+    work, converted, _, _ = program
+    report = (work / "tpu.report.txt").read_text()
+    mnist = [line for line in corpus.error_lines(report) if "mnist_tpu.py" in line]
+    assert mnist == []
+    assert "TPUClusterResolver(...)' by None" in report
+
+
+def test_mnist_trains_evaluates_and_predicts_unedited(program):
+    work, _, program_dir, data = program
+    result = corpus.run_driver(
+        "mnist", program_dir,
+        ["--data_dir=%s" % data, "--use_tpu=false", "--batch_size=64", "--train_steps=60",
+         "--eval_steps=4", "--iterations=30", "--model_dir=%s" % (work / "model")],
+        work, DRIVER_SUMMARY_STEPS=30,
+    )
+    assert result["status"] == "ok"
+    losses = result["summaries_train"]["loss"]
+    assert [step for step, _ in losses] == [30, 60]
+    assert losses[-1][1] < 2.3  # below chance (ln 10) after 60 steps
+    assert [step for step, _ in result["summaries_eval"]["accuracy"]] == [60]
+    assert result["predict"]["n"] == 10
+
+
+def test_mnist_trajectory_equals_tensorflow(program):
+    work, _, program_dir, _ = program
+    init = corpus.CORPUS / "reference" / "trajectories" / "init" / "mnist" / "model.ckpt"
+    ours = corpus.parity("mnist", program_dir, init, work / "trajectory.json", work / "parity")
+    reference = corpus.reference("mnist", "tf215_onednn_off")
+    assert len(ours["loss"]) == 30
+    assert max(corpus.relative_loss_differences(ours, reference)) < 1e-5
+    assert corpus.variable_differences(ours, reference) < 1e-5

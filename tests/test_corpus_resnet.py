@@ -1,0 +1,86 @@
+"""Conformance: tensorflow/tpu `resnet_main.py`, converted and run with zero hand edits.
+
+Training with evaluation, the export and its serving signature, and the
+separate evaluation job (`--mode=eval`), which follows the checkpoints of
+`model_dir` with `tf.train.checkpoints_iterator`.
+"""
+
+import pytest
+
+import corpus_support as corpus
+
+pytestmark = corpus.requires_corpus
+
+FLAGS = [
+    "--use_tpu=False", "--resnet_depth=18", "--image_size=16", "--train_batch_size=32",
+    "--eval_batch_size=32", "--num_train_images=213", "--num_eval_images=96",
+    "--num_label_classes=10", "--precision=float32", "--transpose_input=False",
+    "--base_learning_rate=0.8", "--num_parallel_calls=2", "--iterations_per_loop=10",
+]
+# Errors the converter reports in code paths these flags never take.
+EXPECTED_ERRORS = {
+    "imagenet_input.py": ["tf.contrib.cloud"],  # Bigtable input
+    "resnet_main.py": ["tf.train.Saver", "tf.train.Saver", "tensorflow.contrib.tpu.python"],
+}
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    work = tmp_path_factory.mktemp("resnet")
+    converted = corpus.convert_tree(corpus.CORPUS / "sources" / "tpu", work / "tpu")
+    data = corpus.make_data("resnet", work / "data")
+    return work, converted, work / "tpu" / "models", data
+
+
+@pytest.fixture(scope="module")
+def trained(program):
+    work, _, models, data = program
+    flags = FLAGS + ["--data_dir=%s" % data, "--train_steps=20", "--steps_per_eval=10",
+                     "--mode=train_and_eval", "--model_dir=%s" % (work / "model"),
+                     "--export_dir=%s" % (work / "export")]
+    return corpus.run_driver("resnet", models, flags, work)
+
+
+def test_resnet_converts_leaving_errors_only_in_paths_not_taken(program):
+    _, converted, _, _ = program
+    errors = corpus.error_lines(converted.stdout)
+    resnet = [line for line in errors if "/resnet/" in line]
+    for name, expected in EXPECTED_ERRORS.items():
+        found = [line for line in resnet if f"/{name}:" in line]
+        assert len(found) == len(expected), found
+        assert all(word in line for word, line in zip(expected, found)), found
+    assert converted.returncode == 1
+    assert f"{len(errors)} errors remain" in converted.stderr
+
+
+def test_resnet_trains_and_evaluates_unedited(trained):
+    assert trained["status"] == "ok"
+    losses = trained["summaries_train"]["loss"]
+    # The host_call writes the loss of every step, at TensorFlow's global step.
+    assert [step for step, _ in losses] == list(range(20))
+    evaluations = trained["summaries_eval"]["top_1_accuracy"]
+    assert [step for step, _ in evaluations] == [10, 20]
+
+
+def test_resnet_export_serves_jpeg_strings(trained):
+    assert trained["export_check"].startswith("EXPORT classes=")
+    assert "correct=" in trained["export_check"]
+
+
+def test_resnet_evaluation_job_follows_the_checkpoints(program, trained):
+    work, _, models, data = program
+    flags = FLAGS + ["--data_dir=%s" % data, "--train_steps=20", "--mode=eval",
+                     "--eval_timeout=60", "--model_dir=%s" % (work / "model")]
+    result = corpus.run_driver("resnet", models, flags, work)
+    assert result["status"] == "ok"
+    assert "Evaluation finished after training step 20" in result["output"]
+
+
+def test_resnet_trajectory_equals_tensorflow(program):
+    work, _, models, _ = program
+    init = corpus.CORPUS / "reference" / "trajectories" / "init" / "resnet" / "model.ckpt"
+    ours = corpus.parity("resnet", models, init, work / "trajectory.json", work / "parity")
+    reference = corpus.reference("resnet", "tf215_onednn_off")
+    assert len(ours["loss"]) == 30
+    assert max(corpus.relative_loss_differences(ours, reference)) < 1e-5
+    assert corpus.variable_differences(ours, reference) < 1e-5
