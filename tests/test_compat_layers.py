@@ -400,6 +400,20 @@ def test_batch_normalization_4d_moving_variance_follows_tf1_fused_kernel(fused, 
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("fused, epsilon", [(None, 1.001e-5), (True, 1.001e-5), (False, 1e-5)])
+def test_batch_normalization_fused_raises_epsilon_to_the_kernels_minimum(fused, epsilon):
+    # Channels of a tiny variance show the epsilon: 1e-5 versus 1.001e-5.
+    images = (IMAGES * 1e-3).astype("float32")
+
+    def program():
+        return tf1.layers.batch_normalization(images, epsilon=1e-5, fused=fused, training=True)
+
+    out = run(program)
+    mean, variance = images.mean((0, 1, 2)), images.var((0, 1, 2))
+    expected = (images - mean) / np.sqrt(variance + epsilon)
+    np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-7)
+
+
 def test_batch_normalization_fused_needs_a_4d_input():
     with pytest.raises(ValueError, match="fused=True"):
         run(lambda: tf1.layers.batch_normalization(X, fused=True, training=True))

@@ -264,6 +264,9 @@ class Conv2DTranspose(_Conv):
     keras_class = keras.layers.Conv2DTranspose
 
 
+FUSED_MIN_EPSILON = 1.001e-5
+
+
 class _TF1BatchNormalization(keras.layers.BatchNormalization):
     """Keras batch normalization with TF1's moving-variance update.
 
@@ -295,25 +298,31 @@ class _TF1BatchNormalization(keras.layers.BatchNormalization):
         return usable if self.fused is None else bool(self.fused)
 
     def call(self, inputs, training=None, mask=None):
-        if not (training and self.trainable) or not self._is_fused(inputs):
+        if not self._is_fused(inputs):
             return super().call(inputs, training=training, mask=mask)
         inputs = keras.ops.cast(inputs, keras.backend.result_type(inputs.dtype, "float32"))
-        mean, variance = self._moments(inputs, mask)
-        n = math.prod(inputs.shape[a] for a in self._reduction_axes)
-        unbiased = variance * (n / max(n - 1, 1))
-        momentum = self.momentum
-        self.moving_mean.assign(
-            keras.ops.cast(self.moving_mean, inputs.dtype) * momentum + mean * (1.0 - momentum)
-        )
-        self.moving_variance.assign(
-            keras.ops.cast(self.moving_variance, inputs.dtype) * momentum
-            + unbiased * (1.0 - momentum)
-        )
+        if training and self.trainable:
+            mean, variance = self._moments(inputs, mask)
+            n = math.prod(inputs.shape[a] for a in self._reduction_axes)
+            unbiased = variance * (n / max(n - 1, 1))
+            momentum = self.momentum
+            self.moving_mean.assign(
+                keras.ops.cast(self.moving_mean, inputs.dtype) * momentum
+                + mean * (1.0 - momentum)
+            )
+            self.moving_variance.assign(
+                keras.ops.cast(self.moving_variance, inputs.dtype) * momentum
+                + unbiased * (1.0 - momentum)
+            )
+        else:
+            mean = keras.ops.cast(self.moving_mean, inputs.dtype)
+            variance = keras.ops.cast(self.moving_variance, inputs.dtype)
         outputs = keras.ops.batch_normalization(
             inputs, mean, variance, axis=self.axis,
             offset=keras.ops.cast(self.beta, inputs.dtype) if self.center else None,
             scale=keras.ops.cast(self.gamma, inputs.dtype) if self.scale else None,
-            epsilon=self.epsilon,
+            # TF1's fused kernel raises epsilon to 1.001e-5 at least (cuDNN's minimum).
+            epsilon=max(self.epsilon, FUSED_MIN_EPSILON),
         )
         return keras.ops.cast(outputs, self.compute_dtype)
 
