@@ -56,6 +56,23 @@ def test_estimator_imports_are_removed_once_every_use_is_rewritten(imports, use)
     assert result.source == KTE + "\ndef main():\n    return kte.TPUEstimator(model_fn)\n"
 
 
+@pytest.mark.parametrize(
+    "imports, use",
+    [
+        ("from tensorflow.contrib.tpu.python.tpu import tpu_estimator", "tpu_estimator.TPUEstimator"),
+        ("from tensorflow.python.tpu import tpu_estimator", "tpu_estimator.TPUEstimator"),
+        ("from tensorflow_estimator.python.estimator.tpu import tpu_estimator",
+         "tpu_estimator.TPUEstimator"),
+        ("import tensorflow_estimator as tfe", "tfe.estimator.tpu.TPUEstimator"),
+        ("import tensorflow.compat.v1 as tf\ntpu_lib = tf.estimator.tpu", "tpu_lib.TPUEstimator"),
+    ],
+)
+def test_estimator_modules_imported_from_where_tensorflow_keeps_them(imports, use):
+    result = converted(f"{imports}\n\ndef main():\n    return {use}(model_fn)\n")
+    assert result.source.endswith("\ndef main():\n    return kte.TPUEstimator(model_fn)\n")
+    assert "tensorflow" not in result.source and not result.errors
+
+
 def test_an_import_still_in_use_stays():
     result = converted("""\
         import tensorflow.compat.v1 as tf

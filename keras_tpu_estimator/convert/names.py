@@ -183,8 +183,46 @@ HOST_SAFE = tuple(
 )
 
 
+# Where estimator programs import TPUEstimator from TensorFlow's own modules.
+_INTERNAL_ESTIMATOR_MODULES = (
+    ("tensorflow_estimator.python.estimator.tpu.tpu_estimator", "tf.estimator.tpu"),
+    ("tensorflow_estimator.python.estimator.tpu.tpu_config", "tf.estimator.tpu"),
+    ("tensorflow_estimator.python.estimator.tpu", "tf.estimator.tpu"),
+    ("tensorflow_estimator.python.estimator.model_fn", "tf.estimator"),
+    ("tensorflow_estimator.python.estimator.run_config", "tf.estimator"),
+    ("tensorflow_estimator.python.estimator.estimator", "tf.estimator"),
+    ("tensorflow_estimator.python.estimator", "tf.estimator"),
+    ("tensorflow_estimator.compat.v1.estimator", "tf.estimator"),
+    ("tensorflow_estimator.estimator", "tf.estimator"),
+    ("tensorflow.python.estimator.estimator", "tf.estimator"),
+    ("tensorflow.python.estimator", "tf.estimator"),
+    ("tensorflow.contrib.tpu.python.tpu.tpu_estimator", "tf.estimator.tpu"),
+    ("tensorflow.contrib.tpu.python.tpu.tpu_config", "tf.estimator.tpu"),
+    ("tensorflow.python.tpu.tpu_estimator", "tf.estimator.tpu"),
+    ("tensorflow.python.tpu.tpu_config", "tf.estimator.tpu"),
+    ("tensorflow.python.tpu.tpu_optimizer", "tf.tpu"),
+    ("tensorflow.contrib.tpu.python.tpu.tpu_optimizer", "tf.tpu"),
+)
+
+
+def is_tensorflow(module):
+    """Whether an imported module name is TensorFlow (or its estimator package)."""
+    return is_under(module, "tensorflow") or is_under(module, "tensorflow_estimator")
+
+
+def canonical(module):
+    """The name of an imported TensorFlow module, spelled `tf.*`."""
+    if is_under(module, "tensorflow"):
+        return "tf" + module[len("tensorflow"):]
+    return module
+
+
 def normalize(name):
     """Folds the spellings of one TF1 name onto one: `tf.compat.v1.x` -> `tf.x`."""
+    for internal, public in _INTERNAL_ESTIMATOR_MODULES:
+        for spelling in (internal, "tf" + internal[len("tensorflow"):]):
+            if is_under(name, spelling):
+                return public + name[len(spelling):]
     if name == "tensorflow" or name.startswith("tensorflow."):
         name = "tf" + name[len("tensorflow"):]
     if is_under(name, "tf.compat.v1"):
@@ -279,13 +317,17 @@ def is_module(name):
     `x = tf.compat.v1` makes `x` another name for TensorFlow;
     `x = tf.estimator.ModeKeys.TRAIN` makes it a value, read like any other.
     """
-    if is_under(name, "tf.contrib"):
-        return all(part.islower() for part in name.split(".")) or name == "tf.contrib"
+    short = normalize(name)
+    if short.startswith("tf.") and compat_v1_has(short[3:]):
+        return compat_v1_is_module(short[3:])
+    if not is_under(name, "tf"):  # tensorflow_estimator: gone from TensorFlow 2
+        return all(part.islower() for part in name.split("."))
     import tensorflow  # the real one: only to tell modules from values
 
     value = tensorflow
     for part in name.split(".")[1:]:
         value = getattr(value, part, None)
         if value is None:
-            return False
+            # Gone from TensorFlow 2 (tf.contrib, tf.estimator): by its spelling.
+            return all(part.islower() for part in name.split("."))
     return isinstance(value, types.ModuleType)

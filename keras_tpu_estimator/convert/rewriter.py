@@ -305,11 +305,16 @@ class ModuleRewriter:
                 changed = True
         for statement, scope in self.scopes.module_aliases():
             name = statement.targets[0].id
-            if id(statement) not in kept and self.rewritten[(id(scope), name)]:
+            if id(statement) in kept:
+                continue
+            if self.rewritten[(id(scope), name)]:
                 self._count_use(scopes_lib.dotted(statement.value)[1][0], self.rewritten)
                 self.removed.append(statement)
                 self.report(statement, "INFO", f"Removed '{self.segment(statement)}': "
                             "nothing uses it after conversion")
+            else:  # never read: converted like any other statement
+                self.skip.discard(id(statement.value))
+                self.visit(statement.value, sides_lib.HOST)
 
     def _remove_unused_imports(self):
         for statement, scope in self._tensorflow_imports():
@@ -350,9 +355,9 @@ class ModuleRewriter:
     @staticmethod
     def _is_tensorflow_alias(statement, alias):
         if isinstance(statement, ast.Import):
-            return names_lib.is_under(alias.name, "tensorflow")
-        return bool(statement.module) and not statement.level and names_lib.is_under(
-            statement.module, "tensorflow")
+            return names_lib.is_tensorflow(alias.name)
+        return bool(statement.module) and not statement.level and names_lib.is_tensorflow(
+            statement.module)
 
     def _tensorflow_imports(self):
         """Every import statement naming TensorFlow, with the scope it binds in."""

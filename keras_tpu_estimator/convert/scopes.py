@@ -29,10 +29,6 @@ def dotted(node):
     return [nodes[0].id] + [n.attr for n in nodes[1:]], nodes
 
 
-def _tf_name(module):
-    return "tf" + module[len("tensorflow"):]
-
-
 class Scope:
     """The names one module, class body or function binds."""
 
@@ -182,8 +178,8 @@ class Scopes:
             for alias in node.names:
                 full = f"{node.module}.{alias.name}" if node.module and not node.level else None
                 local = alias.asname or alias.name
-                if full and names_lib.is_under(full, "tensorflow"):
-                    scope.bind(local, _tf_name(full))
+                if full and names_lib.is_tensorflow(full):
+                    scope.bind(local, names_lib.canonical(full))
                 else:
                     scope.bind(local)
             return
@@ -213,8 +209,8 @@ class Scopes:
 
     def _bind_import(self, module, asname, scope):
         local = asname or module.split(".")[0]
-        if names_lib.is_under(module, "tensorflow"):
-            scope.bind(local, _tf_name(module if asname else "tensorflow"))
+        if names_lib.is_tensorflow(module):
+            scope.bind(local, names_lib.canonical(module if asname else module.split(".")[0]))
             return
         scope.bind(local)
         if scope is self.module and asname:
