@@ -73,6 +73,16 @@ def test_estimator_modules_imported_from_where_tensorflow_keeps_them(imports, us
     assert "tensorflow" not in result.source and not result.errors
 
 
+def test_an_alias_of_a_module_tensorflow_2_moved_is_rewritten_where_it_is_bound():
+    result = converted("""\
+        import tensorflow as tf
+        flags = tf.flags
+        FLAGS = flags.FLAGS
+        flags.DEFINE_string("data_dir", None, "Where the data is.")
+        """)
+    assert "flags = tf.compat.v1.flags\nFLAGS = flags.FLAGS\nflags.DEFINE_string(" in result.source
+
+
 def test_an_import_still_in_use_stays():
     result = converted("""\
         import tensorflow.compat.v1 as tf

@@ -259,7 +259,7 @@ class ModuleRewriter:
                 self.replace(prefix_node, _PLACEHOLDER[names_lib.TF1] + name[2:], original)
                 return True
             if name in names_lib.TF2_MOVES:
-                if raw == name:  # the program uses TensorFlow 2's namespace
+                if raw == name and root == "tf":  # TensorFlow 2 itself, by its own name
                     target = names_lib.TF2_MOVES[name]
                     self.edits.append((*self.span(prefix_node), parts[0] + target[2:]))
                     self.report(prefix_node, "INFO",
