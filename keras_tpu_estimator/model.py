@@ -33,6 +33,7 @@ from keras_tpu_estimator import initialization
 from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator import scope
 from keras_tpu_estimator import strategy as strategy_lib
+from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.metrics import MetricUpdate
@@ -702,6 +703,7 @@ class EstimatorModel(keras.Model):
     # ------------------------------------------------------------------
     # fit / evaluate / predict.
 
+    @summary_lib.keeps_writers  # A host call's event file lasts the whole run.
     def fit(
         self,
         x=None,
@@ -871,17 +873,18 @@ class EstimatorModel(keras.Model):
             return
         every = self._config.tpu_config.experimental_host_call_every_n_steps
         tensors = jax.tree.map(np.asarray, tensors)
-        for i in range(len(self.last_loop.losses)):
-            if (first_step + i) % every == 0:
-                values = jax.tree.map(lambda a: a[i], tensors)
-                self.host_call_step = first_step + i + 1
-                try:
-                    if isinstance(values, dict):
-                        self._host_call_fn(**values)
-                    else:
-                        self._host_call_fn(*values)
-                finally:
-                    self.host_call_step = None
+        with summary_lib.host_call_writers():
+            for i in range(len(self.last_loop.losses)):
+                if (first_step + i) % every == 0:
+                    values = jax.tree.map(lambda a: a[i], tensors)
+                    self.host_call_step = first_step + i + 1
+                    try:
+                        if isinstance(values, dict):
+                            self._host_call_fn(**values)
+                        else:
+                            self._host_call_fn(*values)
+                    finally:
+                        self.host_call_step = None
 
     def _resident_data(self, source):
         """Training arrays placed on every device once, or None."""

@@ -26,9 +26,11 @@ the `loss` and `global_step/sec`, every `RunConfig.save_summary_steps`.
 """
 
 import contextlib
+import functools
 import glob
 import numbers
 import os
+import sys
 import threading
 import time
 
@@ -67,7 +69,9 @@ def _acquire(logdir):
         entry = _writers.get(key)
         if entry is None or (chief and not os.path.isdir(key)):
             summary = _tf().summary
-            writer = summary.create_file_writer(key) if chief else summary.create_noop_writer()
+            # TensorFlow's own function, also while host calls redirect it.
+            create = _redirected["original"] or summary.create_file_writer
+            writer = create(key) if chief else summary.create_noop_writer()
             entry = _writers[key] = [writer, 0]
         entry[1] += 1
         return entry[0]
@@ -125,6 +129,8 @@ def record_summaries(logdir, step_fn=None):
             f"Received: step_fn={step_fn!r}"
         )
     entry = (_acquire(logdir), step_fn)
+    if _kept() is not None and getattr(_local, "in_host_call", False):
+        _keep(logdir)  # A host call's writer lasts until training ends.
     stack = _stack()
     stack.append(entry)
     try:
@@ -135,6 +141,142 @@ def record_summaries(logdir, step_fn=None):
                 del stack[i]
                 break
         _release(logdir)
+
+
+# ----------------------------------------------------------------------
+# Writers a host call creates: one per logdir for the whole run.
+
+
+def _kept():
+    return getattr(_local, "kept", None)
+
+
+def _keep(logdir):
+    """The writer of `logdir`, held open until the outermost `keep_writers` block ends."""
+    kept, key = _kept(), _key(logdir)
+    if key not in kept:
+        kept[key] = _acquire(logdir)
+    return kept[key]
+
+
+@contextlib.contextmanager
+def keep_writers():
+    """Writers a host call opens inside the block stay open until the block ends.
+
+    TensorFlow called a `host_call` function once, to build its graph, so a
+    `tf.summary.create_file_writer(model_dir)` inside it made one writer
+    and one event file. Here the function runs after every step; inside
+    this block (`EstimatorModel.fit` runs in one) the writer it creates for
+    a directory is made once and reused until the block ends, when it is
+    closed. Blocks nest (the outermost one closes); they are per thread.
+
+    Yields:
+        None.
+    """
+    if _kept() is not None:
+        yield
+        return
+    _local.kept = {}
+    try:
+        yield
+    finally:
+        kept, _local.kept = _local.kept, None
+        for key in kept:
+            _release(key)
+
+
+def keeps_writers(method):
+    """Decorates `method` to run inside `keep_writers()`."""
+
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        with keep_writers():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+_redirect_lock = threading.Lock()
+_redirected = {"users": 0, "original": None, "modules": []}
+
+
+def _shared_writer_class():
+    tf = _tf()
+    cls = globals().get("_SharedWriter")
+    if cls is None:
+
+        class _SharedWriter(tf.summary.SummaryWriter):
+            """What `tf.summary.create_file_writer` returns in a host call: the shared writer.
+
+            `close()` only flushes: the writer is closed when training ends.
+            """
+
+            def __init__(self, writer):
+                self._writer = writer
+
+            def set_as_default(self, step=None):
+                self._writer.set_as_default(step=step)
+
+            def as_default(self, step=None):
+                return self._writer.as_default(step=step)
+
+            def init(self):
+                return self._writer.init()
+
+            def flush(self):
+                return self._writer.flush()
+
+            def close(self):
+                return self._writer.flush()
+
+        cls = globals()["_SharedWriter"] = _SharedWriter
+    return cls
+
+
+def _create_file_writer(logdir, *args, **kwargs):
+    """`tf.summary.create_file_writer` while host calls run: the kept writer of `logdir`."""
+    if not getattr(_local, "in_host_call", False) or _kept() is None:
+        return _redirected["original"](logdir, *args, **kwargs)
+    return _shared_writer_class()(_keep(logdir))
+
+
+@contextlib.contextmanager
+def host_call_writers():
+    """Inside the block, `tf.summary.create_file_writer(logdir)` reuses one writer per logdir.
+
+    `EstimatorModel` runs host calls inside it: the writer a host call
+    creates (and its event file) is created once per training run (see
+    `keep_writers`), whatever `max_queue`, `flush_millis` or
+    `filename_suffix` later calls give. Its `close()` only flushes.
+    `tf.summary.create_file_writer` is replaced in TensorFlow's API modules
+    (`tf.summary`, `tf.compat.v2.summary`) while a block is open, for this
+    thread only: other threads get TensorFlow's own.
+
+    Yields:
+        None.
+    """
+    original = _tf().summary.create_file_writer
+    with _redirect_lock:
+        if _redirected["users"] == 0:
+            _redirected["original"] = original
+            for module in list(sys.modules.values()):
+                if getattr(module, "create_file_writer", None) is original:
+                    module.create_file_writer = _create_file_writer
+                    _redirected["modules"].append(module)
+        _redirected["users"] += 1
+    previous = getattr(_local, "in_host_call", False)
+    _local.in_host_call = True
+    try:
+        with keep_writers():
+            yield
+    finally:
+        _local.in_host_call = previous
+        with _redirect_lock:
+            _redirected["users"] -= 1
+            if _redirected["users"] == 0:
+                for module in _redirected["modules"]:
+                    module.create_file_writer = _redirected["original"]
+                _redirected["modules"] = []
 
 
 def _current():

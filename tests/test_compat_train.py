@@ -520,3 +520,43 @@ def test_the_build_pass_changes_no_variable_and_each_step_assigns_once():
     np.testing.assert_array_equal(_values(model)["w"], np.zeros((3, 1)))
     model.fit(source, epochs=2, verbose=0)
     np.testing.assert_array_equal(_values(model)["w"], np.full((3, 1), 2.0))
+
+
+@pytest.mark.parametrize("read", ["before_minimize", "after_minimize"])
+def test_global_step_reads_the_steps_before_this_one_all_through_model_fn(read):
+    seen = []
+
+    def model_fn(features, labels, mode, params):
+        loss = _linear_loss(features, labels)
+        global_step = tf1.train.get_or_create_global_step()
+        before = tf1.reshape(global_step, [1])
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+        after = tf1.reshape(global_step, [1])  # resnet_main's host_call tensor.
+        tensor = before if read == "before_minimize" else after
+        host_call = (lambda step: seen.append(int(step[0])), [tensor])
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host_call)
+
+    model = _fit(model_fn, steps=4, iterations_per_loop=2)
+    assert seen == [0, 1, 2, 3]
+    assert model.global_step == 4
+
+
+
+def test_ema_num_updates_of_the_global_step_counts_the_current_step():
+    def model_fn(features, labels, mode, params):
+        loss = _linear_loss(features, labels)
+        global_step = tf1.train.get_or_create_global_step()
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+        ema = tf1.train.ExponentialMovingAverage(0.99, num_updates=global_step)
+        with tf1.control_dependencies([train_op]):
+            train_op = ema.apply(tf1.trainable_variables())
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    model = _fit(model_fn)
+    w, shadow = np.zeros((3, 1)), np.zeros((3, 1))
+    for step in range(STEPS):
+        w = w - 0.1 * _numpy_grad(w)
+        updates = step + 1  # TF1 reads it after minimize's increment.
+        decay = min(0.99, (1 + updates) / (10 + updates))
+        shadow = shadow - (1 - decay) * (shadow - w)
+    np.testing.assert_allclose(_values(model)["w/ExponentialMovingAverage"], shadow, rtol=1e-4)

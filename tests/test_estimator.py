@@ -502,6 +502,37 @@ def test_host_call_summaries_without_a_step_get_the_step_after_each_step(tmp_pat
     assert [step for step, _ in scalars["host_loss"]] == list(range(1, 9))
 
 
+def resnet_host_call_model_fn(features, labels, mode, params):
+    """resnet_main.py's pattern: TF1 minimize(loss, global_step), then a host_call
+    that reads the global step and creates a TensorFlow writer in every call."""
+    import keras_tpu_estimator.compat.v1 as tf1
+
+    predictions = tf1.layers.dense(features["x"], 1)[:, 0]
+    if mode != kte.ModeKeys.TRAIN:
+        return kte.TPUEstimatorSpec(mode, loss=tf1.reduce_mean(predictions), predictions=predictions)
+    loss = tf1.reduce_mean(tf1.square(predictions - labels))
+    global_step = tf1.train.get_global_step()
+    train_op = tf1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step)
+
+    def host_call_fn(gs, loss):
+        with tf.compat.v2.summary.create_file_writer(params["model_dir"], max_queue=4).as_default():
+            with tf.compat.v2.summary.record_if(True):
+                tf.compat.v2.summary.scalar("host_loss", loss[0], step=gs[0])
+            return tf.compat.v1.summary.all_v2_summary_ops()
+
+    host_call = (host_call_fn, [tf1.reshape(global_step, [1]), tf1.reshape(loss, [1])])
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host_call)
+
+
+def test_a_host_call_creating_its_writer_gets_tf_global_steps_in_one_event_file(tmp_path):
+    estimator = make_estimator(tmp_path, model_fn=resnet_host_call_model_fn, loop=4,
+                               params={"model_dir": str(tmp_path)})
+    estimator.train(input_fn_of(*data(), repeat=True), max_steps=12)
+    events = [f for f in os.listdir(tmp_path) if f.startswith("events.out.tfevents.")]
+    assert len(events) == 1
+    assert [step for step, _ in summary.read_scalars(tmp_path)["host_loss"]] == list(range(12))
+
+
 def test_loss_and_step_rate_summaries_every_save_summary_steps(tmp_path):
     config = kte.RunConfig(model_dir=str(tmp_path), save_summary_steps=3,
                            tpu_config=kte.TPUConfig(iterations_per_loop=2))

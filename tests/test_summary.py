@@ -193,6 +193,71 @@ def test_a_host_call_outside_record_summaries_writes_nothing(tmp_path):
     assert model.global_step == 4 and list(tmp_path.iterdir()) == []
 
 
+def writer_creating_fn(logdir, tf_summary):
+    """resnet_main's host_call: a TensorFlow writer created in every call."""
+
+    def model_fn(features, labels, mode):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        loss = keras.ops.mean(features) * w
+
+        def host_call(gs, loss):
+            writer = tf_summary.create_file_writer(str(logdir), max_queue=4)
+            with writer.as_default(), tf_summary.record_if(True):
+                tf_summary.scalar("loss", loss[0], step=gs[0])
+            writer.close()
+
+        step = keras.ops.reshape(kte.get_global_step(), (1,))
+        return kte.TPUEstimatorSpec(
+            mode, loss=loss, train_op=keras.optimizers.SGD(0.1),
+            host_call=(host_call, [step, keras.ops.reshape(loss, (1,))]),
+        )
+
+    return model_fn
+
+
+@pytest.mark.parametrize("namespace", ["tf.summary", "tf.compat.v2.summary"])
+def test_a_writer_created_in_every_host_call_writes_one_event_file_per_fit(tmp_path, namespace):
+    import tensorflow as tf
+
+    tf_summary = tf.summary if namespace == "tf.summary" else tf.compat.v2.summary
+    model = make_model(writer_creating_fn(tmp_path, tf_summary), loop=4)
+    model.fit((ones(10), None), shuffle=False, verbose=0)
+    assert len(event_files(tmp_path)) == 1
+    assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(10))
+    model.fit((ones(4), None), shuffle=False, verbose=0)
+    assert len(event_files(tmp_path)) == 2
+    assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(14))
+
+
+def test_tensorflow_writers_are_tensorflows_own_outside_host_calls(tmp_path):
+    import tensorflow as tf
+
+    original = tf.summary.create_file_writer
+    with summary.keep_writers():
+        with summary.host_call_writers():
+            first = tf.summary.create_file_writer(str(tmp_path))
+            assert tf.summary.create_file_writer(str(tmp_path))._writer is first._writer
+            assert isinstance(first, tf.summary.SummaryWriter)
+        assert tf.summary.create_file_writer is original
+        assert tf.summary.create_file_writer(str(tmp_path / "own")) is not first
+
+
+def test_a_host_call_writer_of_kte_summary_lasts_the_whole_fit(tmp_path):
+    def model_fn(features, labels, mode):
+        spec = summarizing_fn(features, labels, mode)
+        host_call, tensors = spec.host_call
+
+        def recording_host_call(gs, loss):
+            with summary.record_summaries(tmp_path):
+                host_call(gs, loss)
+
+        return spec._replace(host_call=(recording_host_call, tensors))
+
+    make_model(model_fn, loop=2).fit((ones(6), None), shuffle=False, verbose=0)
+    assert len(event_files(tmp_path)) == 1
+    assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(6))
+
+
 # -- SummaryCallback. ---------------------------------------------------------
 
 

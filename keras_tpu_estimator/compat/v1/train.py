@@ -207,7 +207,11 @@ class Optimizer:
         Args:
             grads_and_vars: pairs from `compute_gradients` (gradients may be
                 clipped in between); a None gradient skips its variable.
-            global_step: incremented by one (the step advances once anyway).
+            global_step: incremented by one. The model's own global step
+                advances by one per step anyway, and reads as the step's
+                value (the steps before it) for the rest of `model_fn`, as
+                in TensorFlow: `tf.reshape(global_step, [1])` after
+                `minimize` gives 0 in the first step.
             name: the returned operation's name.
 
         Returns:
@@ -229,7 +233,7 @@ class Optimizer:
         self._prepare()
         updates = [self._apply_dense(g, v) for g, v in pairs if g is not None]
         self._finish(updates, name or self._name)
-        if global_step is not None:
+        if global_step is not None and not _is_step_global_step(global_step):
             assign_add(global_step, 1)
         return TrainOp(name or self._name)
 
@@ -520,6 +524,16 @@ class AdagradOptimizer(Optimizer):
 # The global step.
 
 
+def _is_step_global_step(variable):
+    """Whether `variable` is the store's `global_step`, which the step itself advances."""
+    try:
+        context = scope._current("train.Optimizer.apply_gradients")
+    except RuntimeError:  # Outside model_fn: a plain variable.
+        return False
+    own = train_ops.global_step_variable(context.store)
+    return own is not None and keras_variable(variable) is own
+
+
 def get_or_create_global_step(graph=None):
     """The global step, as `tf.compat.v1.train.get_or_create_global_step`.
 
@@ -659,7 +673,9 @@ class ExponentialMovingAverage:
     `apply(var_list)` creates a shadow `<var>/ExponentialMovingAverage` per
     variable (starting at the variable's value) and, each step, moves it:
     `shadow -= (1 - decay) * (shadow - var)`. With `num_updates`, the decay
-    is `min(decay, (1 + num_updates) / (10 + num_updates))`. Call `apply`
+    is `min(decay, (1 + num_updates) / (10 + num_updates))`; the model's
+    global step as `num_updates` counts the current step (TF1 read it after
+    the optimizer's increment). Call `apply`
     after the optimizer's op so the shadows follow the updated weights (TF1
     code does so under `control_dependencies([train_op])`).
 
@@ -705,6 +721,10 @@ class ExponentialMovingAverage:
         decay = ops.convert_to_tensor(_value(self._decay), "float32")
         if self._num_updates is not None:
             updates = ops.cast(_value(self._num_updates), "float32")
+            if _is_step_global_step(self._num_updates):
+                # TF1 applies under control_dependencies([train_op]): it
+                # reads the global step after the step's increment.
+                updates = updates + 1.0
             decay = ops.minimum(decay, (1.0 + updates) / (10.0 + updates))
         for item in var_list:
             variable = keras_variable(item)
