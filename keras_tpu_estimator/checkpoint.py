@@ -405,7 +405,8 @@ def checkpoint_reader(path):
     Args:
         path: one of
             - a checkpoint of this library (`manager.path(step)`,
-              `latest_checkpoint(model_dir)`);
+              `latest_checkpoint(model_dir)`), or its TensorFlow-style name
+              `model_dir/model.ckpt-<step>` (`tf_style_path`);
             - a directory of such checkpoints (a `model_dir`): its latest;
             - a TensorFlow checkpoint prefix (`model.ckpt-1000`, with
               `model.ckpt-1000.index` beside it);
@@ -448,6 +449,11 @@ def _resolve(path):
         return "orbax", str(p.parent)
     if epath.Path(path + ".index").exists():
         return "tensorflow", path
+    step = _tf_style_step(path)
+    if step is not None:
+        directory = os.path.dirname(path.rstrip("/"))
+        if step in _finished_steps(directory):
+            return "orbax", _join(directory, str(step))
     if p.is_dir():
         steps = _finished_steps(path)
         if steps:
@@ -507,6 +513,75 @@ def latest_checkpoint(model_dir):
         return None
     steps = _finished_steps(model_dir)
     return _join(model_dir, str(steps[-1])) if steps else None
+
+
+TF_STYLE_PREFIX = "model.ckpt"
+_TF_STYLE = re.compile(r"^model\.ckpt-(\d+)$")
+
+
+def _tf_style_step(path):
+    match = _TF_STYLE.match(os.path.basename(path.rstrip("/")))
+    return int(match.group(1)) if match else None
+
+
+def tf_style_path(model_dir, step):
+    """The TensorFlow-style name of the checkpoint of `step`: `model_dir/model.ckpt-<step>`.
+
+    TF1 programs parse the step from such names
+    (`int(os.path.basename(path).split("-")[1])`); every function here that
+    takes a checkpoint path accepts them for this library's checkpoints.
+
+    Example:
+
+    ```python
+    tf_style_path("runs/mnist", 1000)   # "runs/mnist/model.ckpt-1000"
+    ```
+    """
+    return _join(_directory_string(model_dir, "model_dir"), f"{TF_STYLE_PREFIX}-{_check_step(step)}")
+
+
+def checkpoint_step(checkpoint_path, argument="checkpoint_path"):
+    """The `(model_dir, step)` of a checkpoint of this library named by `checkpoint_path`.
+
+    Reads the directory only: nothing is created.
+
+    Args:
+        checkpoint_path: the checkpoint's directory (`model_dir/<step>`, as
+            `latest_checkpoint` returns it) or its TensorFlow-style name
+            (`model_dir/model.ckpt-<step>`, as
+            `compat.v1.train.latest_checkpoint` returns it).
+        argument: the argument name used in error messages.
+
+    Returns:
+        A pair `(model_dir, step)`: the directory of the checkpoints (a
+        string) and the step (an int).
+
+    Raises:
+        ValueError: if `checkpoint_path` names no complete checkpoint of
+            this library (the message lists the steps there are).
+
+    Example:
+
+    ```python
+    checkpoint_step("runs/mnist/model.ckpt-1000")   # ("/abs/runs/mnist", 1000)
+    checkpoint_step("runs/mnist/1000")              # the same
+    ```
+    """
+    path = _directory_string(checkpoint_path, argument).rstrip("/")
+    base = os.path.basename(path)
+    step = int(base) if base.isdigit() else _tf_style_step(path)
+    directory = os.path.dirname(path)
+    steps = _finished_steps(directory) if step is not None else []
+    if step is None or step not in steps:
+        found = ""
+        if step is not None:
+            found = f" ({directory} holds the checkpoints of steps {steps})"
+        raise ValueError(
+            f"Argument `{argument}` must name a complete checkpoint of this "
+            f"library: `<model_dir>/<step>` or `<model_dir>/{TF_STYLE_PREFIX}-<step>`. "
+            f"Received: {argument}={checkpoint_path!r}{found}"
+        )
+    return directory, step
 
 
 def list_variables(checkpoint_path):

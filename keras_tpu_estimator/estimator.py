@@ -263,17 +263,20 @@ class TPUEstimator:
 
         Returns the global step loaded, or None with no checkpoint.
         """
-        step = (
-            self._manager.latest_step()
-            if checkpoint_path is None
-            else _step_of(checkpoint_path)
-        )
+        if checkpoint_path is None:
+            directory, step = self._manager.directory, self._manager.latest_step()
+        else:
+            directory, step = _step_of(checkpoint_path)
         if step is None:
             return None
-        if self._loaded.get(id(model)) != (checkpoint_path, step):
-            manager = self._manager if checkpoint_path is None else _manager_of(checkpoint_path)
+        if self._loaded.get(id(model)) != (directory, step):
+            manager = (
+                self._manager
+                if directory == self._manager.directory
+                else checkpoint_lib.CheckpointManager(directory)
+            )
             checkpoint_lib.restore_model(manager, model, step)
-            self._loaded[id(model)] = (checkpoint_path, step)
+            self._loaded[id(model)] = (directory, step)
         return step
 
     # ------------------------------------------------------------------
@@ -375,13 +378,20 @@ class TPUEstimator:
                 the input, a final short batch counted exactly once.
             hooks: Keras callbacks or `SessionRunHook`s.
             checkpoint_path: a checkpoint to evaluate; default the latest.
+                Its directory (`model_dir/<step>`, as `latest_checkpoint()`
+                returns it) or its TensorFlow-style name
+                (`model_dir/model.ckpt-<step>`, as
+                `compat.v1.train.latest_checkpoint` and
+                `checkpoints_iterator` give it); another `model_dir`'s
+                checkpoints too.
             name: the evaluation's name: summaries go to `eval_dir(name)`.
 
         Returns:
             A dict with `loss`, `global_step` and every metric.
 
         Raises:
-            ValueError: with no checkpoint, or `steps` <= 0.
+            ValueError: with no checkpoint, `steps` <= 0, or a
+                `checkpoint_path` that names no checkpoint.
         """
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
@@ -410,8 +420,9 @@ class TPUEstimator:
                 ends the generator).
             predict_keys: the prediction keys to keep; None keeps all.
             hooks: Keras callbacks or `SessionRunHook`s.
-            checkpoint_path: a checkpoint to use; default the latest (with
-                none, freshly initialized weights, as TensorFlow did).
+            checkpoint_path: a checkpoint to use, in either form `evaluate`
+                takes; default the latest (with none, freshly initialized
+                weights, as TensorFlow did).
             yield_single_examples: one dict per example (default), or one
                 dict of batched arrays per batch.
 
@@ -419,7 +430,8 @@ class TPUEstimator:
             Dicts of predictions (or arrays, when `predictions` is a tensor).
 
         Raises:
-            ValueError: for an unknown key in `predict_keys`.
+            ValueError: for an unknown key in `predict_keys`, or a
+                `checkpoint_path` that names no checkpoint.
         """
         model = self._model(ModeKeys.PREDICT)
         source = model.build_for(ModeKeys.PREDICT, input_fn)
@@ -472,7 +484,8 @@ class TPUEstimator:
             assets_extra: a dict of destination path (under `assets.extra/`)
                 to source file, copied into the export.
             as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
-            checkpoint_path: the checkpoint to export; default the latest.
+            checkpoint_path: the checkpoint to export, in either form
+                `evaluate` takes; default the latest.
             experimental_mode: only `ModeKeys.PREDICT` is supported.
 
         Returns:
@@ -503,7 +516,7 @@ class TPUEstimator:
             checkpoint_path = self.latest_checkpoint()
         if checkpoint_path is None:
             raise ValueError(f"Couldn't find trained model at {self.model_dir}.")
-        step = _step_of(checkpoint_path)  # Fails now on a path that is no checkpoint.
+        _, step = _step_of(checkpoint_path)  # Fails now on a path that is no checkpoint.
         platforms = (("cpu",) if self.export_to_cpu else ()) + (
             ("tpu",) if self.export_to_tpu and self._use_tpu else ()
         )
@@ -577,17 +590,9 @@ def _summary_step(model):
     return model.global_step
 
 
-def _manager_of(checkpoint_path):
-    return checkpoint_lib.CheckpointManager(os.path.dirname(os.path.normpath(checkpoint_path)))
-
-
 def _step_of(checkpoint_path):
-    """The global step of the checkpoint at `checkpoint_path`."""
-    manager = _manager_of(checkpoint_path)
-    for step in manager.all_steps():
-        if os.path.normpath(manager.path(step)) == os.path.normpath(checkpoint_path):
-            return step
-    raise ValueError(f"`checkpoint_path` {checkpoint_path!r} is not a checkpoint.")
+    """`(directory, step)` of the checkpoint `checkpoint_path` names (either form)."""
+    return checkpoint_lib.checkpoint_step(checkpoint_path, "checkpoint_path")
 
 
 def _select(predictions, keys):
@@ -634,7 +639,7 @@ class _CheckpointSaver(keras.callbacks.Callback):
         for listener in self._listeners:
             listener.before_save(None, step)
         checkpoint_lib.save_model(manager, model)
-        self._estimator._loaded[id(model)] = (None, step)
+        self._estimator._loaded[id(model)] = (manager.directory, step)
         self._last_time = time.time()
         for listener in self._listeners:
             if listener.after_save(None, step):

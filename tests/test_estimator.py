@@ -328,6 +328,38 @@ def test_evaluate_a_given_checkpoint(trained):
     assert trained.evaluate(input_fn_of(*data()), checkpoint_path=first)["global_step"] == 0
 
 
+@pytest.mark.parametrize("form", ["step_directory", "tf_style"])
+def test_evaluate_takes_either_name_of_a_checkpoint(trained, form):
+    step = trained._manager.all_steps()[0]
+    path = (trained._manager.path(step) if form == "step_directory"
+            else os.path.join(trained.model_dir, f"model.ckpt-{step}"))
+    assert trained.evaluate(input_fn_of(*data()), checkpoint_path=path)["global_step"] == step
+
+
+@pytest.mark.parametrize("method", ["evaluate", "predict"])
+@pytest.mark.parametrize("name", ["model.ckpt-3", "3", "model.ckpt", "eval"])
+def test_a_checkpoint_path_naming_no_checkpoint_is_a_clear_error(trained, method, name):
+    path = os.path.join(trained.model_dir, name)
+    with pytest.raises(ValueError) as error:
+        list(getattr(trained, method)(input_fn_of(*data()), checkpoint_path=path))
+    message = str(error.value)
+    assert f"checkpoint_path={path!r}" in message
+    assert "`<model_dir>/<step>` or `<model_dir>/model.ckpt-<step>`" in message
+
+
+def test_an_evaluation_job_follows_checkpoints_as_resnet_main_does(trained):
+    import keras_tpu_estimator.compat.v1 as tf1
+
+    seen = []
+    for ckpt in tf1.train.checkpoints_iterator(trained.model_dir, timeout=0):
+        results = trained.evaluate(input_fn_of(*data()), steps=1, checkpoint_path=ckpt)
+        current_step = int(os.path.basename(ckpt).split("-")[1])
+        seen.append((current_step, results["global_step"]))
+        if current_step >= 10:
+            break
+    assert seen == [(10, 10)]
+
+
 def test_evaluate_model_fn_sees_the_checkpoint_global_step(trained):
     def step_reporting_model_fn(features, labels, mode, params):
         spec = model_fn(features, labels, mode, params)

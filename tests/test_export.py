@@ -239,7 +239,7 @@ def _checkpoints(estimator):
         ({"assets_extra": {"../x": __file__}}, "must be relative paths"),
         ({"assets_extra": {"x": "/no/such/file"}}, "must be an existing file"),
         ({"experimental_mode": kte.ModeKeys.TRAIN}, "`experimental_mode` must be"),
-        ({"checkpoint_path": "/no/such/checkpoint"}, "is not a checkpoint"),
+        ({"checkpoint_path": "/no/such/checkpoint"}, "must name a complete checkpoint"),
     ],
 )
 def test_bad_arguments_fail_before_anything_is_written(trained, tmp_path, kwargs, message):

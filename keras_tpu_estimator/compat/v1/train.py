@@ -35,6 +35,9 @@ from keras_tpu_estimator import initialization
 from keras_tpu_estimator import scope
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.compat.v1 import variables as variables_lib
+from keras_tpu_estimator.compat.v1._checkpoint_management import checkpoints_iterator  # noqa: F401
+from keras_tpu_estimator.compat.v1._checkpoint_management import latest_checkpoint  # noqa: F401
+from keras_tpu_estimator.compat.v1._checkpoint_management import wait_for_new_checkpoint  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.compat.v1.training_ops import assign_add
 from keras_tpu_estimator.compat.v1.training_ops import gradients
@@ -802,16 +805,6 @@ def list_variables(ckpt_dir_or_file):
 def load_variable(ckpt_dir_or_file, name):
     """The value of `name` in a checkpoint, as a numpy array."""
     return checkpoint_lib.load_variable(ckpt_dir_or_file, name)
-
-
-def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The newest checkpoint in `checkpoint_dir` (this library's or TensorFlow's), or None."""
-    found = checkpoint_lib.latest_checkpoint(checkpoint_dir)
-    if found is None:
-        import tensorflow as tf  # Only for TensorFlow checkpoints.
-
-        found = tf.train.latest_checkpoint(checkpoint_dir, latest_filename)
-    return found
 
 
 def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
