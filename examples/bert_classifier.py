@@ -534,7 +534,7 @@ def main(work_dir=None, pretrain_steps=300, train_steps=300, batch_size=32, lear
     eval_features = make_examples(512, 16, config.vocab_size, seed=1)
     train(config, work_dir + "/pretrain", train_features, pretrain_steps, None, batch_size,
           learning_rate)
-    init_checkpoint = kte.checkpoint.latest_checkpoint(work_dir + "/pretrain")
+    init_checkpoint = tf1.train.latest_checkpoint(work_dir + "/pretrain")
     tf1.logging.info("initializing from %s", init_checkpoint)
     estimator = train(config, work_dir + "/classifier", train_features, train_steps,
                       init_checkpoint, batch_size, learning_rate)

@@ -70,7 +70,7 @@ def _acquire(logdir):
         if entry is None or (chief and not os.path.isdir(key)):
             summary = _tf().summary
             # TensorFlow's own function, also while host calls redirect it.
-            create = _redirected["original"] or summary.create_file_writer
+            create = _tf_create_file_writer()
             writer = create(key) if chief else summary.create_noop_writer()
             entry = _writers[key] = [writer, 0]
         entry[1] += 1
@@ -233,10 +233,18 @@ def _shared_writer_class():
     return cls
 
 
+def _tf_create_file_writer():
+    """TensorFlow's own `create_file_writer`, never the redirection below."""
+    current = _tf().summary.create_file_writer
+    if current is not _create_file_writer:
+        _redirected.setdefault("tensorflow", current)
+    return _redirected["tensorflow"]
+
+
 def _create_file_writer(logdir, *args, **kwargs):
     """`tf.summary.create_file_writer` while host calls run: the kept writer of `logdir`."""
     if not getattr(_local, "in_host_call", False) or _kept() is None:
-        return _redirected["original"](logdir, *args, **kwargs)
+        return _tf_create_file_writer()(logdir, *args, **kwargs)
     return _shared_writer_class()(_keep(logdir))
 
 
@@ -255,7 +263,7 @@ def host_call_writers():
     Yields:
         None.
     """
-    original = _tf().summary.create_file_writer
+    original = _tf_create_file_writer()
     with _redirect_lock:
         if _redirected["users"] == 0:
             _redirected["original"] = original

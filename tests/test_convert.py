@@ -33,7 +33,7 @@ def converted(body):
         ),
         ("tf.estimator.ModeKeys.TRAIN", "kte.ModeKeys.TRAIN", KTE),
         ("tf.estimator.export.PredictOutput(o)", "kte.PredictOutput(o)", KTE),
-        ("tf.train.latest_checkpoint(d)", "kte.checkpoint.latest_checkpoint(d)", KTE),
+        ("tf.train.latest_checkpoint(d)", "tf1.train.latest_checkpoint(d)", TF1),
         ("tf.layers.dense(x, 10)", "tf1.layers.dense(x, 10)", TF1),
         ("tf.compat.v1.layers.conv2d(x, 8, 3)", "tf1.layers.conv2d(x, 8, 3)", TF1),
         ("tf.nn.relu(x)", "tf1.nn.relu(x)", TF1),

@@ -55,7 +55,6 @@ KTE_NAMES = {
     "tf.train.NanTensorHook": "kte.NanTensorHook",
     "tf.train.NanLossDuringTrainingError": "kte.NanLossDuringTrainingError",
     "tf.train.CheckpointSaverListener": "kte.CheckpointSaverListener",
-    "tf.train.latest_checkpoint": "kte.checkpoint.latest_checkpoint",
     "tf.train.list_variables": "kte.checkpoint.list_variables",
     "tf.train.load_variable": "kte.checkpoint.load_variable",
     "tf.contrib.distribute.TPUStrategy": "kte.TPUStrategy",
