@@ -56,8 +56,10 @@ def test_resnet_converts_leaving_errors_only_in_paths_not_taken(program):
     assert f"{len(errors)} errors remain" in converted.stderr
 
 
-def test_resnet_trains_and_evaluates_unedited(trained):
+def test_resnet_trains_and_evaluates_unedited(program, trained):
     assert trained["status"] == "ok"
+    # One event file per train() call (two here), not one per host call.
+    assert len(list((program[0] / "model").glob("events.out.tfevents.*"))) == 2
     losses = trained["summaries_train"]["loss"]
     # The host_call writes the loss of every step, at TensorFlow's global step.
     assert [step for step, _ in losses] == list(range(20))
