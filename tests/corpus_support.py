@@ -130,3 +130,21 @@ def variable_differences(ours, theirs):
         scale = max(abs(x) for x in b) or 1.0
         worst = max(worst, max(abs(x - y) for x, y in zip(a, b)) / scale)
     return worst
+
+
+def trajectory_differences(name, program_dir, work):
+    """Runs `name`'s 30-step trajectory on the converted `program_dir`.
+
+    Returns:
+        `(loss, variables)`: the largest relative difference per step of the
+        loss, and over the named variables, from TensorFlow 2.15 with its
+        oneDNN kernels off (which computes what XLA:CPU computes).
+    """
+    init = CORPUS / "reference" / "trajectories" / "init" / name
+    init = init / ("bert_model.ckpt" if name == "bert" else "model.ckpt")
+    ours = parity(name, program_dir, init, pathlib.Path(work) / "trajectory.json",
+                  pathlib.Path(work) / "parity")
+    reference_ = reference(name, "tf215_onednn_off")
+    assert len(ours["loss"]) == len(reference_["loss"]) == 30
+    return (max(relative_loss_differences(ours, reference_)),
+            variable_differences(ours, reference_))

@@ -14,6 +14,7 @@ from keras import ops
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1.ops import _axis
 from keras_tpu_estimator.compat.v1.ops import _keepdims
+from keras_tpu_estimator.compat.v1.ops import _unary
 
 
 def div_no_nan(x, y, name=None):
@@ -132,14 +133,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
     if ord in ("euclidean", "fro", 2) and (axis is None or isinstance(axis, int) or len(axis) <= 2):
         return ops.sqrt(ops.sum(ops.square(tensor), axis=axis, keepdims=keep))
     return ops.norm(tensor, ord=ord, axis=axis, keepdims=keep)
-
-
-def _unary(keras_op, doc):
-    def apply(x, name=None):
-        return keras_op(x)
-
-    apply.__doc__ = doc
-    return apply
 
 
 expm1 = _unary(ops.expm1, "`exp(x) - 1`, accurate near 0.")
