@@ -258,6 +258,16 @@ class TPUEstimator:
             self._models[on_accelerator] = model
         return self._models[on_accelerator]
 
+    def _seed(self):
+        """`RunConfig(tf_random_seed=S)` makes each call repeat, as TensorFlow's graph seed did.
+
+        Initial weights, dropout masks and the input pipeline's shuffles all
+        follow from it (`keras.utils.set_random_seed` seeds Python, numpy,
+        TensorFlow and Keras).
+        """
+        if self._config.tf_random_seed is not None:
+            keras.utils.set_random_seed(int(self._config.tf_random_seed))
+
     def _load(self, model, checkpoint_path=None):
         """Makes `model` hold `checkpoint_path` (default: the latest).
 
@@ -307,6 +317,7 @@ class TPUEstimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        self._seed()
         model = self._model(ModeKeys.TRAIN)
         latest = self._manager.latest_step()
         unsaved = self._unsaved.get(id(model))
@@ -397,6 +408,7 @@ class TPUEstimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if checkpoint_path is None:
             checkpoint_path = self._require_checkpoint()
+        self._seed()
         model = self._model(ModeKeys.EVAL)
         source = model.build_for(ModeKeys.EVAL, input_fn)
         step = self._load(model, checkpoint_path)
@@ -433,6 +445,7 @@ class TPUEstimator:
             ValueError: for an unknown key in `predict_keys`, or a
                 `checkpoint_path` that names no checkpoint.
         """
+        self._seed()
         model = self._model(ModeKeys.PREDICT)
         source = model.build_for(ModeKeys.PREDICT, input_fn)
         if self._load(model, checkpoint_path) is None:

@@ -33,15 +33,15 @@ def test_bert_fine_tunes_evaluates_and_predicts_unedited(program):
          "--train_batch_size=32", "--eval_batch_size=32", "--predict_batch_size=32",
          "--learning_rate=1e-3", "--num_train_epochs=3",
          "--init_checkpoint=%s" % (INIT / "bert_model.ckpt"), "--output_dir=%s" % (work / "out")],
-        work, DRIVER_SUMMARY_STEPS=20,
+        work, DRIVER_SUMMARY_STEPS=20, DRIVER_SEED=1,
     )
     reference = corpus.reference("bert")["summary"]
     assert result["status"] == "ok"
     assert result["summaries_eval"]["eval_accuracy"] == [[187, 1.0]]
     [[_, eval_loss]] = result["summaries_eval"]["eval_loss"]
     # The three reference seeds end between 2.0e-4 and 5.4e-4.
-    assert eval_loss < 3 * max(reference["eval"]["eval_loss"])
-    assert result["predict"]["test_accuracy_vs_gold"] == 1.0
+    assert eval_loss < 2 * max(reference["eval"]["eval_loss"])
+    assert result["predict"] == {"rows": 300, "test_accuracy_vs_gold": 1.0}
 
 
 def test_bert_trajectory_equals_tensorflow(program):

@@ -53,9 +53,10 @@ def input_fn_of(x, y=None, repeat=False, calls=None):
     return input_fn
 
 
-def make_estimator(model_dir, save_every=5, keep=5, loop=2, **kwargs):
+def make_estimator(model_dir, save_every=5, keep=5, loop=2, tf_random_seed=None, **kwargs):
     config = kte.RunConfig(
         model_dir=str(model_dir),
+        tf_random_seed=tf_random_seed,
         save_checkpoints_steps=save_every,
         keep_checkpoint_max=keep,
         log_step_count_steps=None,
@@ -238,6 +239,26 @@ def test_a_new_estimator_resumes_weights_optimizer_and_step(tmp_path):
         np.testing.assert_allclose(
             twice.get_variable_value(name), once.get_variable_value(name), rtol=1e-5, atol=1e-6
         )
+
+
+def _shuffled_input_fn(x, y):
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y)).shuffle(len(x)).repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+@pytest.mark.parametrize("seeds, same", [((7, 7), True), ((7, 8), False)])
+def test_tf_random_seed_makes_training_repeat(tmp_path, seeds, same):
+    x, y = data(n=64)
+    kernels = []
+    for i, seed in enumerate(seeds):
+        keras.utils.set_random_seed(100 + i)  # whatever ran before does not matter
+        estimator = make_estimator(tmp_path / str(i), tf_random_seed=seed)
+        estimator.train(_shuffled_input_fn(x, y), max_steps=6)
+        kernels.append(estimator.get_variable_value(estimator.get_variable_names()[0]))
+    assert np.array_equal(kernels[0], kernels[1]) == same
 
 
 KILLED_RUN = textwrap.dedent(
