@@ -72,6 +72,24 @@ class ConversionResult(collections.namedtuple("ConversionResult", ["source", "ch
         return [c for c in self.changes if c.level == "ERROR"]
 
 
+def _check_source(source):
+    if not isinstance(source, str):
+        raise TypeError(
+            f"`source` must be the program text, a str. Received: source={source!r:.80}"
+        )
+
+
+def _convert(sources, trees, keys):
+    """Converts the modules `keys` of one program, read with all of `trees`."""
+    sides = Sides(trees)
+    results = {}
+    for key in keys:
+        rewriter = ModuleRewriter(sources[key], trees[key], sides, key).run()
+        changes = sorted(rewriter.changes, key=lambda c: (c.line, c.col))
+        results[key] = ConversionResult(rewriter.apply(), changes)
+    return results
+
+
 def convert_sources(sources):
     """Converts the modules of one program together.
 
@@ -92,18 +110,9 @@ def convert_sources(sources):
     """
     trees = {}
     for key, source in sources.items():
-        if not isinstance(source, str):
-            raise TypeError(
-                f"`source` must be the program text, a str. Received: source={source!r:.80}"
-            )
+        _check_source(source)
         trees[key] = ast.parse(source, filename=key)
-    sides = Sides(trees)
-    results = {}
-    for key, source in sources.items():
-        rewriter = ModuleRewriter(source, trees[key], sides, key).run()
-        changes = sorted(rewriter.changes, key=lambda c: (c.line, c.col))
-        results[key] = ConversionResult(rewriter.apply(), changes)
-    return results
+    return _convert(sources, trees, list(sources))
 
 
 def convert_source(source, filename="<string>", context=None):
@@ -114,7 +123,7 @@ def convert_source(source, filename="<string>", context=None):
         filename: the name used in error messages.
         context: optional `{module key: source}` of the other modules of
             the program (read to decide which code is input pipeline, not
-            converted).
+            converted; one that does not parse is left out).
 
     Returns:
         A `ConversionResult`: `source`, the converted text, and `changes`,
@@ -130,17 +139,13 @@ def convert_source(source, filename="<string>", context=None):
     >>> convert_source("import tensorflow as tf\\nx = tf.layers.dense(y, 2)\\n").source
     'import keras_tpu_estimator.compat.v1 as tf1\\nx = tf1.layers.dense(y, 2)\\n'
     """
-    if not isinstance(source, str):
-        raise TypeError(
-            f"`source` must be the program text, a str. Received: source={source!r:.80}"
-        )
-    ast.parse(source, filename=filename)
+    _check_source(source)
     key = "<converted>"
-    sources = {k: v for k, v in (context or {}).items() if k != key}
-    sources[key] = source
-    try:
-        return convert_sources(sources)[key]
-    except SyntaxError:
-        if context:  # a broken neighbour: convert the file alone
-            return convert_sources({key: source})[key]
-        raise
+    sources, trees = {key: source}, {key: ast.parse(source, filename=filename)}
+    for other, text in (context or {}).items():
+        try:
+            trees[other] = ast.parse(text, filename=other)
+        except SyntaxError:
+            continue  # a broken neighbour only informs less
+        sources[other] = text
+    return _convert(sources, trees, [key])[key]

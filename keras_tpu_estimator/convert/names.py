@@ -266,6 +266,7 @@ def compat_v1_has(path):
     return True
 
 
+@functools.lru_cache(maxsize=None)
 def compat_v1_is_module(path):
     """Whether `keras_tpu_estimator.compat.v1`'s `path` is a module."""
     value = importlib.import_module(TF1_MODULE)

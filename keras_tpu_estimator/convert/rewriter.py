@@ -89,7 +89,8 @@ class ModuleRewriter:
 
     def run(self):
         default = self.sides.module_side.get(self.key, sides_lib.MODEL)
-        for statement, _ in self.scopes.module_aliases():
+        self.aliases = self.scopes.module_aliases()  # (statement, scope), read once
+        for statement, _ in self.aliases:
             self.skip.add(id(statement.value))
         self.visit(self.tree, default)
         self._keep_used_aliases()
@@ -100,7 +101,7 @@ class ModuleRewriter:
 
     def visit(self, node, side):
         if isinstance(node, sides_lib._DEFS):
-            side = self.sides.of(self.key, node, side)
+            side = self.sides.of(node, side)
         if id(node) in self.skip:
             return
         if isinstance(node, ast.Expr) and self.visit_switch(node):
@@ -125,6 +126,13 @@ class ModuleRewriter:
             return None, None, None
         return self.scopes.resolve(chain[0]), parts, chain
 
+    def _called_name(self, call):
+        """The canonical TensorFlow name `call` calls, and its chain; (None, None) if none."""
+        root, parts, chain = self._resolve(call.func)
+        if root is None:
+            return None, None
+        return names_lib.normalize(".".join([root] + parts[1:])), chain
+
     def _count_use(self, name_node, counter=None):
         scope = self.scopes.scope_of.get(id(name_node))
         owner = self.scopes.owner(name_node.id, scope) if scope else None
@@ -136,10 +144,7 @@ class ModuleRewriter:
         call = statement.value
         if not isinstance(call, ast.Call):
             return False
-        root, parts, chain = self._resolve(call.func)
-        if root is None:
-            return False
-        name = names_lib.normalize(".".join([root] + parts[1:]))
+        name, chain = self._called_name(call)
         if name not in names_lib.BEHAVIOUR_SWITCHES:
             return False
         self._count_use(chain[0], self.rewritten)
@@ -151,10 +156,7 @@ class ModuleRewriter:
 
     def visit_resolver(self, call):
         """A TPU cluster resolver becomes `None`: JAX finds the devices."""
-        root, parts, _ = self._resolve(call.func)
-        if root is None:
-            return False
-        name = names_lib.normalize(".".join([root] + parts[1:]))
+        name, _ = self._called_name(call)
         if name not in names_lib.CLUSTER_RESOLVERS:
             return False
         self.replace(call, "None", name, message=(
@@ -193,10 +195,7 @@ class ModuleRewriter:
             self.visit(tensor, side)
             return True
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-            root, parts, _ = self._resolve(node.func)
-            if root is not None and names_lib.normalize(
-                ".".join([root] + parts[1:])
-            ) in ("tf.dimension_value", "tf.Dimension"):
+            if self._called_name(node)[0] in ("tf.dimension_value", "tf.Dimension"):
                 start, end = self.span(node)
                 argument = node.args[0]
                 self.edits.append((start, self.span(argument)[0], ""))
@@ -295,7 +294,7 @@ class ModuleRewriter:
         changed = True
         while changed:
             changed = False
-            for statement, scope in self.scopes.module_aliases():
+            for statement, scope in self.aliases:
                 name = statement.targets[0].id
                 if id(statement) in kept or not self.used[(id(scope), name)]:
                     continue
@@ -303,7 +302,7 @@ class ModuleRewriter:
                 self.skip.discard(id(statement.value))
                 self.visit(statement.value, sides_lib.HOST)
                 changed = True
-        for statement, scope in self.scopes.module_aliases():
+        for statement, scope in self.aliases:
             name = statement.targets[0].id
             if id(statement) in kept:
                 continue
@@ -322,7 +321,7 @@ class ModuleRewriter:
                 statement, ast.Import) else a.name)) for a in statement.names]
             tf_locals = [
                 (a, local) for a, local in locals_
-                if self.scopes._value(scope.bindings.get(local, []), scope) is not None
+                if self.scopes.lookup(local, scope) is not None
                 and self._is_tensorflow_alias(statement, a)
             ]
             unused = [
@@ -400,17 +399,15 @@ class ModuleRewriter:
             return existing, True
         removed = {(id(s), n) for s, n in self._removed_bindings()}
         candidate = key
-        while self.scopes.bound_anywhere(candidate) and not all(
-            (id(scope), candidate) in removed
-            for scope in self.scopes._scopes if candidate in scope.bindings
-        ):
+        while not all((id(scope), candidate) in removed
+                      for scope in self.scopes.scopes_binding(candidate)):
             candidate = _FALLBACK[key] if candidate == key else candidate + "_"
         return candidate, False
 
     def _removed_bindings(self):
         removed_ids = {id(s) for s in self.removed}
         out = []
-        for statement, scope in self.scopes.module_aliases():
+        for statement, scope in self.aliases:
             if id(statement) in removed_ids:
                 out.append((scope, statement.targets[0].id))
         for statement, scope in self._tensorflow_imports():

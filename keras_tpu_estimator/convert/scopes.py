@@ -51,7 +51,7 @@ class Scopes:
 
     def __init__(self, tree):
         self.module = Scope("module", None)
-        self._scopes = [self.module]
+        self.all_scopes = [self.module]  # every scope of the module
         self.scope_of = {}  # id(ast.Name) -> Scope where it is read
         self.alias_statements = []  # (ast.Assign, Scope) of `x = <tensorflow name>`
         self.import_statements = []  # (ast.Import or ast.ImportFrom, Scope it binds in)
@@ -122,9 +122,9 @@ class Scopes:
             if self._binding_value(statement.value, scope) is not None
         ]
 
-    def bound_anywhere(self, name):
-        """Whether any scope of the module binds `name`."""
-        return name in self._all_bound
+    def scopes_binding(self, name):
+        """The scopes of the module that bind `name`."""
+        return [scope for scope in self.all_scopes if name in scope.bindings]
 
     # Collection.
 
@@ -221,9 +221,5 @@ class Scopes:
 
     def _scope(self, kind, parent):
         scope = Scope(kind, parent)
-        self._scopes.append(scope)
+        self.all_scopes.append(scope)
         return scope
-
-    @property
-    def _all_bound(self):
-        return {name for scope in self._scopes for name in scope.bindings}

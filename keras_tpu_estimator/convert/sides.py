@@ -93,8 +93,8 @@ class Sides:
         self.module_side = {key: MODEL for key in self.modules}
         self._classify()
 
-    def of(self, key, node, default):
-        """The side of def `node` of module `key`; `default` if none was found."""
+    def of(self, node, default):
+        """The side of def `node`; `default` if none was found."""
         return self.side.get(id(node), default)
 
     # Imports between modules of the tree.
