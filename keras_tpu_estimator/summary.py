@@ -197,7 +197,9 @@ def keeps_writers(method):
 
 
 _redirect_lock = threading.Lock()
-_redirected = {"users": 0, "original": None, "modules": []}
+# "tensorflow": TensorFlow's own create_file_writer, once seen; "modules":
+# the API modules where it is replaced while `users` blocks are open.
+_redirected = {"users": 0, "modules": []}
 
 
 def _shared_writer_class():
@@ -266,7 +268,6 @@ def host_call_writers():
     original = _tf_create_file_writer()
     with _redirect_lock:
         if _redirected["users"] == 0:
-            _redirected["original"] = original
             for module in list(sys.modules.values()):
                 if getattr(module, "create_file_writer", None) is original:
                     module.create_file_writer = _create_file_writer
@@ -283,7 +284,7 @@ def host_call_writers():
             _redirected["users"] -= 1
             if _redirected["users"] == 0:
                 for module in _redirected["modules"]:
-                    module.create_file_writer = _redirected["original"]
+                    module.create_file_writer = original
                 _redirected["modules"] = []
 
 
