@@ -653,7 +653,7 @@ def model_values(model):
             variable the model_fn named `global_step`).
     """
     values = dict(model.store.variables_by_name())
-    optimizer = model._train_optimizer
+    optimizer = model.train_optimizer
     if optimizer is None:
         return values
 

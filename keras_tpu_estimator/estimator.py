@@ -203,7 +203,7 @@ class TPUEstimator:
         model = self._model(ModeKeys.TRAIN)
 
         def bound_model_fn(features, labels, mode, config=None):
-            return model._call(features, labels, mode, 0, True,
+            return model.call_model_fn(features, labels, mode, 0, True,
                                store=scope.VariableStore(), config=config)
 
         return bound_model_fn

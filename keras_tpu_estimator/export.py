@@ -886,7 +886,7 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
             features = features[SINGLE_FEATURE_DEFAULT_NAME]
         # model_fn may build an optimizer, which the archive's scope forbids.
         with _keras_internals.stateless_scope_as_bound_values(model.store.variables):
-            spec = model._call(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
+            spec = model.call_model_fn(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
                                building=False)
         signatures = serving_signatures(spec)
         classifications.update(
@@ -971,7 +971,7 @@ def _build_predict_mode(model, feature_signature, single):
     }
     if single:
         sample = sample[SINGLE_FEATURE_DEFAULT_NAME]
-    model._build_mode(ModeKeys.PREDICT, (sample, None))
+    model.build_from_batch(ModeKeys.PREDICT, (sample, None))
 
 
 def _signature_function(tensors, alternative, to_features, model_outputs, signature,

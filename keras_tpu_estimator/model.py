@@ -147,7 +147,7 @@ class EstimatorModel(keras.Model):
         self.max_resident_bytes = max_resident_bytes
         self.store = scope.VariableStore()
         self._built_modes = set()
-        self._train_optimizer = None
+        self.train_optimizer = None
         self._host_call_fn = None
         self.host_call_step = None
         self._inference_step = _InferenceStep()
@@ -250,7 +250,7 @@ class EstimatorModel(keras.Model):
             params["batch_size"] = context.batch_size
         return params
 
-    def _call(self, features, labels, mode, global_step, building, store=None, config=None):
+    def call_model_fn(self, features, labels, mode, global_step, building, store=None, config=None):
         """Calls `model_fn` against `store` (default: the model's own)."""
         batch = _leading_dim(features)
         with scope.model_fn_context(
@@ -284,10 +284,10 @@ class EstimatorModel(keras.Model):
         """
         source = self._source(x, y, mode, batch_size or self._batch_sizes[mode])
         batch_size = self._batch_size(mode, batch_size, source)
-        self._build_mode(mode, source.sample(batch_size))
+        self.build_from_batch(mode, source.sample(batch_size))
         return source
 
-    def _build_mode(self, mode, batch):
+    def build_from_batch(self, mode, batch):
         """Creates everything `model_fn` uses in `mode`, from a sample batch.
 
         `model_fn` runs once on symbolic tensors shaped like `batch`: layers
@@ -309,7 +309,7 @@ class EstimatorModel(keras.Model):
             # and scaffold_fn initialize what this pass created, after it.
             with initialization.build_pass(self.store) as build:
                 with _keras_internals.symbolic_operands():
-                    spec = self._call(features, labels, mode, step, True)
+                    spec = self.call_model_fn(features, labels, mode, step, True)
                 initialization.run_scaffold(spec)
             self.init_from_checkpoint_reports += build.reports
             self.spec_hooks[mode] = {
@@ -354,8 +354,8 @@ class EstimatorModel(keras.Model):
                 "a compat.v1 training op returns (minimize, apply_gradients, "
                 f"group, assign). Received: {optimizer!r}"
             )
-        if self._train_optimizer is None:
-            self._train_optimizer = optimizer
+        if self.train_optimizer is None:
+            self.train_optimizer = optimizer
             self._trained_variables = list(self.store.trainable_variables)
             optimizer.build(self._trained_variables)
             # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
@@ -417,7 +417,7 @@ class EstimatorModel(keras.Model):
         step_variable = train_ops.global_step_variable(self.store)
         if step_variable is not None:
             return step_variable
-        optimizer = self._train_optimizer or self._compiled_optimizer()
+        optimizer = self.train_optimizer or self._compiled_optimizer()
         if optimizer is None or not optimizer.built:
             return self._inference_step
         return optimizer.iterations
@@ -446,7 +446,7 @@ class EstimatorModel(keras.Model):
         """
         first, rest = self._model_variables(mode)
         with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-            spec = self._call(features, labels, mode, step, building=False)
+            spec = self.call_model_fn(features, labels, mode, step, building=False)
             new_rest = _keras_internals.current_values(rest)
         return spec, new_rest
 
@@ -459,7 +459,7 @@ class EstimatorModel(keras.Model):
             return self._assignment_train_step(state, data)
         trainable, non_trainable, optimizer_values = state
         features, labels = data
-        optimizer = self._train_optimizer
+        optimizer = self.train_optimizer
         step = optimizer_values[_index(optimizer.variables, optimizer.iterations)]
 
         def loss_fn(trainable):
@@ -504,7 +504,7 @@ class EstimatorModel(keras.Model):
 
         def run(trainable, non_trainable):
             with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-                spec = self._call(features, labels, TRAIN, step, building=False)
+                spec = self.call_model_fn(features, labels, TRAIN, step, building=False)
                 values = _keras_internals.current_values(first + rest)
             host = self._host_call_tensors(spec)
             return {"loss": jnp.reshape(spec.loss, ()), "host_call": host}, values
@@ -587,7 +587,7 @@ class EstimatorModel(keras.Model):
         if mode == TRAIN:
             if self._assignment_training:
                 return groups + [[]]
-            return groups + [self._train_optimizer.variables]
+            return groups + [self.train_optimizer.variables]
         if mode == EVAL:
             groups.append(self._eval_metric_variables())
         # The global step, an input (not a constant) of the compiled program.
@@ -697,7 +697,7 @@ class EstimatorModel(keras.Model):
                 lambda a: jax.ShapeDtypeStruct(a.shape[1:] if first.stacked else a.shape, a.dtype),
                 first.data,
             )
-        self._build_mode(mode, sample)
+        self.build_from_batch(mode, sample)
         return first
 
     # ------------------------------------------------------------------

@@ -295,7 +295,7 @@ def test_model_values_names_store_optimizer_and_global_step(trained):
     model, _ = trained
     values = ckpt.model_values(model)
     assert set(list(values)[:5]) == set(STORE_NAMES)  # Store variables first.
-    assert values["global_step"] is model._train_optimizer.iterations
+    assert values["global_step"] is model.train_optimizer.iterations
     assert "optimizer/adam/iteration" in values
     assert "optimizer/adam/encoder_hidden_kernel_momentum" in values
     # Keras numbers optimizers (adam_1, adam_2, ...): the numbering is not in the names.

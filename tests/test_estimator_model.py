@@ -322,9 +322,9 @@ def test_train_op_none_without_compiled_optimizer_is_an_error():
 def test_optimizer_from_model_fn_is_taken_once_and_keeps_its_state():
     model = make_model(linear_fn(lambda: keras.optimizers.SGD(0.1)), params=None)
     model.fit((np.ones((64, 1), "float32"), None), verbose=0)
-    optimizer = model._train_optimizer
+    optimizer = model.train_optimizer
     model.fit((np.ones((64, 1), "float32"), None), verbose=0)
-    assert model._train_optimizer is optimizer
+    assert model.train_optimizer is optimizer
     assert int(optimizer.iterations.value) == 8
     np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1 - 8 * 0.1, atol=1e-6)
 
