@@ -44,6 +44,11 @@ from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
+# Keys of the logs of `on_train_batch_end` (one call per loop) beside `loss`:
+# the global step before the loop, and the loss of each of its steps.
+LOOP_FIRST_STEP = "loop_first_step"
+LOOP_LOSSES = "loop_losses"
+
 _DEFAULT_LOOP_BYTES = 1 << 30
 _DEFAULT_RESIDENT_BYTES = 1 << 29
 
@@ -758,10 +763,12 @@ class EstimatorModel(keras.Model):
             else {}
         )
         verbose = 1 if verbose == "auto" else verbose
+        callbacks = list(callbacks or [])
+        if verbose != 0:
+            callbacks.append(_LoopProgbarLogger())
         callbacks = keras.callbacks.CallbackList(
             callbacks,
             add_history=True,
-            add_progbar=verbose != 0,
             verbose=verbose,
             epochs=epochs,
             steps=steps_per_epoch or _steps_of(source, batch_size, drop_remainder=True),
@@ -814,7 +821,11 @@ class EstimatorModel(keras.Model):
                     self._host_calls(first_step, outputs["host_call"])
                     step += chunk.steps
                     loss_sum += float(losses.sum())
-                    logs = {"loss": loss_sum / step}
+                    logs = {
+                        "loss": loss_sum / step,
+                        LOOP_FIRST_STEP: first_step,
+                        LOOP_LOSSES: losses,
+                    }
                     callbacks.on_train_batch_end(step - 1, logs)
                     if self.stop_training:
                         break
@@ -824,7 +835,7 @@ class EstimatorModel(keras.Model):
                     "The training input produced no full batch of "
                     f"{batch_size} examples."
                 )
-            epoch_logs = dict(logs)
+            epoch_logs = _without_loop_keys(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = self.evaluate(
                     validation_data, steps=validation_steps, verbose=0, return_dict=True
@@ -1078,6 +1089,17 @@ def _warn_unmatched_rules(distribution, store):
             f"the model's variables are: {paths}",
             stacklevel=3,
         )
+
+
+def _without_loop_keys(logs):
+    return {k: v for k, v in logs.items() if k not in (LOOP_FIRST_STEP, LOOP_LOSSES)}
+
+
+class _LoopProgbarLogger(keras.callbacks.ProgbarLogger):
+    """Keras's progress bar, showing the epoch's loss but not the loop's arrays."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        super().on_train_batch_end(batch, _without_loop_keys(logs or {}))
 
 
 class LoopResult(collections.namedtuple("LoopResult", ["first_step", "losses"])):
