@@ -25,7 +25,7 @@ import collections
 
 import jax
 
-from keras_tpu_estimator.config import _PIPELINE_NAMES as _NAMES
+from keras_tpu_estimator.config import PIPELINE_NAMES as _NAMES
 from keras_tpu_estimator.config import InputPipelineConfig
 from keras_tpu_estimator.spec import ModeKeys
 
