@@ -1,0 +1,96 @@
+"""Means of elements: `accuracy`, `mean`, `percentage_below` (and `mean_of`)."""
+
+import functools
+
+import keras
+from keras import ops
+
+from keras_tpu_estimator.metrics.arguments import FLOAT
+from keras_tpu_estimator.metrics.arguments import flat_weights
+from keras_tpu_estimator.metrics.arguments import flatten
+from keras_tpu_estimator.metrics.arguments import squeeze_pair
+from keras_tpu_estimator.metrics.arguments import to_tensor
+from keras_tpu_estimator.metrics.update import weighted_update
+
+
+def mean_of(fn_name, values, weights):
+    """TF1's `mean`: the weighted mean of every element of `values`.
+
+    Args:
+        fn_name: the TF1 metric function's name; names the Keras metric and
+            appears in error messages.
+        values: a tensor, cast to float.
+        weights: `None` or broadcastable to `values` (see `flat_weights`).
+
+    Returns:
+        A `MetricUpdate` of a `keras.metrics.Mean` named `fn_name`.
+
+    Example:
+
+    ```python
+    mean_of("mean_absolute_error", keras.ops.abs(labels - predictions), weights)
+    ```
+    """
+    values = ops.cast(values, FLOAT)
+    sample_weight = flat_weights(fn_name, weights, values)
+    return weighted_update(
+        functools.partial(keras.metrics.Mean, name=fn_name), flatten(values),
+        sample_weight=sample_weight,
+    )
+
+
+def accuracy(labels, predictions, weights=None, metrics_collections=None,
+             updates_collections=None, name=None):
+    """Fraction of elements where `labels == predictions`.
+
+    As `tf.compat.v1.metrics.accuracy`: `predictions` are cast to the dtype of
+    `labels` (a float prediction is truncated when the labels are integers).
+
+    Args:
+        labels: ground truth, any shape.
+        predictions: same shape as `labels` (a trailing dimension of size 1
+            on either is removed).
+        weights: optional; a scalar or a tensor broadcastable to `labels`.
+        metrics_collections, updates_collections, name: ignored.
+
+    Returns:
+        A `MetricUpdate` of a `keras.metrics.Mean`.
+
+    Raises:
+        ValueError: if the shapes do not match.
+    """
+    fn_name = "accuracy"
+    labels = to_tensor(fn_name, "labels", labels)
+    predictions = to_tensor(fn_name, "predictions", predictions)
+    labels, predictions = squeeze_pair(fn_name, labels, predictions)
+    if predictions.dtype != labels.dtype:
+        predictions = ops.cast(predictions, labels.dtype)
+    return mean_of(fn_name, ops.equal(labels, predictions), weights)
+
+
+def mean(values, weights=None, metrics_collections=None, updates_collections=None,
+         name=None):
+    """The (weighted) mean of every element of `values`.
+
+    Args:
+        values: a tensor of any shape.
+        weights: optional; a scalar or a tensor broadcastable to `values`.
+        metrics_collections, updates_collections, name: ignored.
+
+    Returns:
+        A `MetricUpdate` of a `keras.metrics.Mean`.
+    """
+    return mean_of("mean", to_tensor("mean", "values", values), weights)
+
+
+def percentage_below(values, threshold, weights=None, metrics_collections=None,
+                     updates_collections=None, name=None):
+    """Fraction of the elements of `values` below `threshold`.
+
+    Returns:
+        A `MetricUpdate` of a `keras.metrics.Mean`.
+    """
+    fn_name = "percentage_below"
+    values = to_tensor(fn_name, "values", values)
+    return mean_of(fn_name, ops.less(values, threshold), weights)
+
