@@ -154,6 +154,20 @@ def hidden_endpoint(archive, name, fn, input_signature, **kwargs):
     return function
 
 
+def saved_model_proto():
+    """An empty `SavedModel` protocol buffer, the message in `saved_model.pb`.
+
+    TensorFlow's public API has no name for the message class; it lives in
+    `tensorflow.core.protobuf.saved_model_pb2`. TensorFlow is imported here.
+
+    Returns:
+        A `saved_model_pb2.SavedModel` message, e.g. for `ParseFromString`.
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    return saved_model_pb2.SavedModel()
+
+
 @contextlib.contextmanager
 def stateless_scope_as_bound_values(variables):
     """Trades the active `keras.StatelessScope` for `bound_values` inside the block.

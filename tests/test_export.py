@@ -8,7 +8,6 @@ import pytest
 import tensorflow as tf
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import export as export_lib
 
 DIM = 4
@@ -536,31 +535,6 @@ def test_inference_on_tpu_checks_batching_arguments(name, value):
     kwargs[name] = value
     with pytest.raises(ValueError, match=f"`{name}`"):
         kte.export.inference_on_tpu(lambda a: a, [np.ones(2)], **kwargs)
-
-
-@pytest.mark.filterwarnings("ignore:The `native_serialization` parameter is deprecated")
-def test_hidden_endpoint_is_converted_but_not_a_signature(tmp_path):
-    dense = keras.layers.Dense(2)
-    dense.build((None, 3))
-    archive = keras.export.ExportArchive()
-    archive.track(dense)
-    converted = _keras_internals.hidden_endpoint(
-        archive, "model", lambda x: dense(x), input_signature=[tf.TensorSpec((None, 3))]
-    )
-
-    @tf.function(input_signature=[tf.TensorSpec((None, 3), name="x")])
-    def serve(x):
-        return {"y": converted(x) + 1.0}
-
-    serve.get_concrete_function()
-    archive.add_endpoint("serve", serve)
-    archive.write_out(str(tmp_path / "m"), verbose=False)
-    loaded = tf.saved_model.load(str(tmp_path / "m"))
-    assert sorted(loaded.signatures) == ["serve", "serving_default"]
-    x = np.ones((2, 3), "float32")
-    np.testing.assert_allclose(
-        loaded.signatures["serve"](x=tf.constant(x))["y"].numpy(), dense(x) + 1.0, atol=1e-6
-    )
 
 
 def test_importing_the_library_does_not_import_tensorflow():

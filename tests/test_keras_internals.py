@@ -126,3 +126,58 @@ def test_tracers_have_no_name_outside_tracer_names():
     with pytest.raises(AttributeError, match="has no attribute name"):
         jax.jit(f)(jnp.ones(3))
     assert "name" not in vars(jax.core.Tracer)
+
+
+@pytest.mark.filterwarnings("ignore:The `native_serialization` parameter is deprecated")
+def test_hidden_endpoint_is_converted_but_not_a_signature(tmp_path):
+    import tensorflow as tf
+
+    dense = keras.layers.Dense(2)
+    dense.build((None, 3))
+    archive = keras.export.ExportArchive()
+    archive.track(dense)
+    converted = _keras_internals.hidden_endpoint(
+        archive, "model", lambda x: dense(x), input_signature=[tf.TensorSpec((None, 3))]
+    )
+
+    @tf.function(input_signature=[tf.TensorSpec((None, 3), name="x")])
+    def serve(x):
+        return {"y": converted(x) + 1.0}
+
+    serve.get_concrete_function()
+    archive.add_endpoint("serve", serve)
+    archive.write_out(str(tmp_path / "m"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert sorted(loaded.signatures) == ["serve", "serving_default"]
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_allclose(
+        loaded.signatures["serve"](x=tf.constant(x))["y"].numpy(), dense(x) + 1.0, atol=1e-6
+    )
+
+
+def test_stateless_scope_as_bound_values_allows_new_variables_then_restores():
+    from keras.src.backend.common.stateless_scope import get_stateless_scope
+
+    v = keras.Variable(1.0)
+    with keras.StatelessScope(state_mapping=[(v, jnp.asarray(5.0))]) as scope:
+        with pytest.raises(ValueError, match="stateless scope"):
+            keras.Variable(0.0)
+        with _keras_internals.stateless_scope_as_bound_values([v]):
+            assert get_stateless_scope() is None
+            assert float(v.value) == 5.0
+            assert float(keras.Variable(2.0).value) == 2.0
+            v.assign(7.0)
+        assert get_stateless_scope() is scope
+        assert float(v.value) == 5.0
+    assert float(v.value) == 1.0
+
+
+def test_saved_model_proto_parses_saved_model_pb(tmp_path):
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.f = tf.function(lambda x: x + 1.0, input_signature=[tf.TensorSpec((None,))])
+    tf.saved_model.save(module, str(tmp_path), signatures=module.f)
+    proto = _keras_internals.saved_model_proto()
+    proto.ParseFromString((tmp_path / "saved_model.pb").read_bytes())
+    assert "serving_default" in proto.meta_graphs[0].signature_def
