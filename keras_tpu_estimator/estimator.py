@@ -361,7 +361,7 @@ class TPUEstimator:
             callbacks.append(hooks_lib.LoggingCallback(self._config.log_step_count_steps))
         if self._config.save_summary_steps:
             callbacks.append(
-                summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps, model)
+                summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps)
             )
         model.align_loops_to = self._config.save_checkpoints_steps
         self._unsaved.pop(id(model), None)

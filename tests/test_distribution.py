@@ -10,6 +10,7 @@ from jax.sharding import PartitionSpec
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator.model import LOOP_LOSSES
 
 IPC = kte.InputPipelineConfig
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
@@ -32,11 +33,19 @@ def mlp_fn(features, labels, mode, params):
     return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
 
 
-def _trained(config, **kwargs):
+class _LastLoopLosses(keras.callbacks.Callback):
+    """Keeps the per-step losses of the last training loop, from the logs."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.losses = logs[LOOP_LOSSES]
+
+
+def _trained(config, callbacks=(), **kwargs):
     keras.utils.set_random_seed(0)
     model = kte.EstimatorModel(mlp_fn, config=config, train_batch_size=32, **kwargs)
     model.compile()
-    model.fit((X, Y), epochs=1, steps_per_epoch=20, shuffle=False, verbose=0)
+    model.fit((X, Y), epochs=1, steps_per_epoch=20, shuffle=False, verbose=0,
+              callbacks=list(callbacks))
     return model
 
 
@@ -88,12 +97,11 @@ def test_model_parallel_kernels_are_really_sharded():
 
 
 def test_model_parallel_loss_equals_data_parallel_after_20_steps():
-    data_parallel = _trained(_config())
-    model_parallel = _trained(_config(num_cores_per_replica=4))
+    data_loop, model_loop = _LastLoopLosses(), _LastLoopLosses()
+    data_parallel = _trained(_config(), callbacks=[data_loop])
+    model_parallel = _trained(_config(num_cores_per_replica=4), callbacks=[model_loop])
     assert data_parallel.global_step == model_parallel.global_step == 20
-    np.testing.assert_allclose(
-        model_parallel.last_loop.losses, data_parallel.last_loop.losses, atol=1e-4
-    )
+    np.testing.assert_allclose(model_loop.losses, data_loop.losses, atol=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -244,8 +252,9 @@ def test_input_partition_dims_train_like_the_unpartitioned_model():
         keras.utils.set_random_seed(0)
         model = kte.EstimatorModel(model_fn, config=config, train_batch_size=16)
         model.compile()
-        model.fit((images, labels), epochs=1, shuffle=False, verbose=0)
-        losses.append(model.last_loop.losses)
+        last_loop = _LastLoopLosses()
+        model.fit((images, labels), epochs=1, shuffle=False, verbose=0, callbacks=[last_loop])
+        losses.append(last_loop.losses)
     np.testing.assert_allclose(losses[1], losses[0], atol=1e-4)
 
 

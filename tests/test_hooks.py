@@ -10,6 +10,8 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import hooks
+from keras_tpu_estimator.model import LOOP_FIRST_STEP
+from keras_tpu_estimator.model import LOOP_LOSSES
 
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
 BATCH = 16
@@ -442,3 +444,100 @@ def test_logging_callback_logs_loss_and_steps_per_second(caplog):
 def test_logging_callback_every_n_steps_must_be_a_positive_int(value):
     with pytest.raises(ValueError, match=f"every_n_steps={value!r}"):
         hooks.LoggingCallback(value)
+
+
+# -- Callbacks driven by hand-made logs, as EstimatorModel.fit gives them. --
+
+
+class FakeModel:
+    """What the callbacks read of a model besides the logs: the global step and the stop flag."""
+
+    def __init__(self, global_step=0):
+        self.global_step = global_step
+        self.stop_training = False
+
+
+def loop_logs(first_step, losses):
+    """The `on_train_batch_end` logs of a loop starting at `first_step`."""
+    return {"loss": float(np.mean(losses)), LOOP_FIRST_STEP: first_step,
+            LOOP_LOSSES: np.array(losses, "float32")}
+
+
+def run_loop(callback, model, first_step, losses, batch=0):
+    """Drives `callback` through one training loop, as `EstimatorModel.fit` does."""
+    callback.on_train_batch_begin(batch)
+    model.global_step = first_step + len(losses)
+    callback.on_train_batch_end(batch, loop_logs(first_step, losses))
+
+
+def test_hook_callback_fetches_the_loss_and_losses_from_the_logs():
+    recorder = Recorder({"loss": "loss", "losses": "losses", "step": "global_step"})
+    callback, model = hooks.HookCallback(recorder, TRAIN), FakeModel(global_step=5)
+    callback.set_model(model)
+    callback.on_train_begin()
+    run_loop(callback, model, 5, [0.5, 0.25])
+    result = recorder.results[0]
+    assert result["loss"] == pytest.approx(0.25) and result["step"] == 7
+    np.testing.assert_allclose(result["losses"], [0.5, 0.25])
+
+
+def test_hook_callback_end_reads_the_logs_of_on_train_end():
+    class EndLoss(hooks.SessionRunHook):
+        def end(self, session):
+            self.loss = session.run("loss")
+
+    hook, model = EndLoss(), FakeModel()
+    callback = hooks.HookCallback(hook, TRAIN)
+    callback.set_model(model)
+    callback.on_train_begin()
+    run_loop(callback, model, 0, [0.5, 0.25])
+    callback.on_train_end(loop_logs(2, [0.125]))
+    assert hook.loss == pytest.approx(0.125)
+
+
+def test_hook_callback_loss_before_the_first_loop_is_a_value_error():
+    class EarlyLoss(hooks.SessionRunHook):
+        def after_create_session(self, session, coord):
+            session.run("loss")
+
+    callback = hooks.HookCallback(EarlyLoss(), TRAIN)
+    callback.set_model(FakeModel())
+    with pytest.raises(ValueError, match="'loss' is known only after the first training loop"):
+        callback.on_train_begin()
+
+
+def test_hook_callback_logs_without_the_loop_keys_give_no_loss():
+    callback = hooks.HookCallback(Recorder("losses"), TRAIN)
+    callback.set_model(FakeModel())
+    callback.on_train_begin()
+    callback.on_train_batch_begin(0)
+    with pytest.raises(ValueError, match="'losses' is known only after"):
+        callback.on_train_batch_end(0, {"loss": 0.5})
+
+
+def test_hook_callback_request_stop_sets_stop_training_of_the_model():
+    callback, model = hooks.HookCallback(Recorder(stop_after=1), TRAIN), FakeModel()
+    callback.set_model(model)
+    callback.on_train_begin()
+    run_loop(callback, model, 0, [1.0])
+    assert model.stop_training is True
+
+
+def test_logging_callback_reads_the_loss_and_step_from_the_logs(caplog):
+    caplog.set_level(logging.INFO, LOGGER)
+    callback = hooks.LoggingCallback(4)  # No model: the logs are all it reads.
+    callback.on_train_begin()
+    for first, losses in [(0, [0.5, 0.375]), (2, [0.25, 0.125]), (4, [0.0625, 0.03125])]:
+        callback.on_train_batch_end(first + 1, loop_logs(first, losses))
+    logged = messages(caplog)  # Loops end at 2, 4, 6: logs at 2 and 4.
+    assert logged[0] == "loss = 0.375, step = 2"
+    assert logged[1].startswith("global_step/sec: ")
+    assert re.fullmatch(r"loss = 0\.125, step = 4 \(\d+\.\d{3} sec\)", logged[2])
+    assert len(logged) == 3
+
+
+def test_logging_callback_logs_without_the_loop_keys_are_a_value_error():
+    callback = hooks.LoggingCallback(1)
+    callback.on_train_begin()
+    with pytest.raises(ValueError, match="'loop_first_step' and 'loop_losses'"):
+        callback.on_train_batch_end(0, {"loss": 0.5})

@@ -9,6 +9,8 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import summary
+from keras_tpu_estimator.model import LOOP_FIRST_STEP
+from keras_tpu_estimator.model import LOOP_LOSSES
 
 TRAIN, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.PREDICT
 BATCH = 16
@@ -258,12 +260,68 @@ def test_a_host_call_writer_of_kte_summary_lasts_the_whole_fit(tmp_path):
     assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(6))
 
 
+# -- at_step. -----------------------------------------------------------------
+
+
+def test_at_step_records_summaries_without_a_step_at_its_step(tmp_path):
+    with summary.record_summaries(tmp_path, lambda: 100):
+        summary.scalar("a", 1.0)
+        with summary.at_step(7):
+            summary.scalar("a", 2.0)
+            summary.histogram("h", [1.0, 2.0])
+            summary.scalar("a", 3.0, step=3)  # An explicit step still wins.
+        summary.scalar("a", 4.0)
+    assert summary.read_scalars(tmp_path) == {
+        "a": [(3, 3.0), (7, 2.0), (100, 1.0), (100, 4.0)]
+    }
+
+
+def test_at_step_contexts_nest_and_the_innermost_wins(tmp_path):
+    with summary.record_summaries(tmp_path, lambda: 0):
+        with summary.at_step(np.int64(5)):
+            with summary.at_step(np.array([9], "int32")):
+                summary.scalar("a", 1.0)
+            summary.scalar("a", 2.0)
+    assert summary.read_scalars(tmp_path) == {"a": [(5, 2.0), (9, 1.0)]}
+
+
+def test_at_step_gives_the_step_when_record_summaries_has_no_step_fn(tmp_path):
+    with summary.at_step(4), summary.record_summaries(tmp_path):
+        assert summary.scalar("a", 1.0) is True
+    assert summary.read_scalars(tmp_path) == {"a": [(4, 1.0)]}
+
+
+def test_at_step_outside_record_summaries_writes_nothing(tmp_path):
+    with summary.at_step(4):
+        assert summary.scalar("a", 1.0) is False
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_at_step_is_per_thread(tmp_path):
+    def write():
+        with summary.record_summaries(tmp_path, lambda: 11):
+            summary.scalar("other_thread", 1.0)
+
+    with summary.at_step(3):
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join()
+    assert summary.read_scalars(tmp_path) == {"other_thread": [(11, 1.0)]}
+
+
+@pytest.mark.parametrize("step", [1.5, "3", [1, 2], True, None])
+def test_at_step_step_must_be_one_integer(step):
+    with pytest.raises(ValueError, match="`step` must be an integer"):
+        with summary.at_step(step):
+            pass
+
+
 # -- SummaryCallback. ---------------------------------------------------------
 
 
 def test_summary_callback_writes_the_loss_of_every_nth_step_and_the_speed(tmp_path):
     model = make_model(linear_fn, loop=4)
-    callback = summary.SummaryCallback(tmp_path, 3, model)
+    callback = summary.SummaryCallback(tmp_path, 3)
     model.fit((ones(10), None), callbacks=[callback], shuffle=False, verbose=0)
     scalars = summary.read_scalars(tmp_path)
     # The loss of the n-th step (its global step after it) is 1 - 0.1 (n - 1).
@@ -287,3 +345,31 @@ def test_summary_callback_shares_the_event_file_of_record_summaries(tmp_path):
 def test_summary_callback_every_n_steps_must_be_a_positive_int(tmp_path, value):
     with pytest.raises(ValueError, match=f"every_n_steps={value!r}"):
         summary.SummaryCallback(tmp_path, value)
+
+
+def loop_logs(first_step, losses):
+    """The `on_train_batch_end` logs of a loop starting at `first_step`."""
+    return {"loss": float(np.mean(losses)), LOOP_FIRST_STEP: first_step,
+            LOOP_LOSSES: np.array(losses, "float32")}
+
+
+def test_summary_callback_reads_the_loops_from_the_logs(tmp_path):
+    callback = summary.SummaryCallback(tmp_path, 2)  # No model: the logs are all it reads.
+    callback.on_train_begin()
+    callback.on_train_batch_end(2, loop_logs(0, [1.0, 2.0, 3.0]))
+    callback.on_train_batch_end(5, loop_logs(3, [4.0, 5.0, 6.0]))
+    callback.on_train_batch_end(6, loop_logs(6, [7.0]))  # Step 7: nothing to write.
+    callback.on_train_end(loop_logs(6, [7.0]))
+    scalars = summary.read_scalars(tmp_path)
+    assert scalars["loss"] == [(2, 2.0), (4, 4.0), (6, 6.0)]
+    assert [s for s, _ in scalars["global_step/sec"]] == [6]
+
+
+def test_summary_callback_logs_without_the_loop_keys_are_a_value_error(tmp_path):
+    callback = summary.SummaryCallback(tmp_path, 1)
+    callback.on_train_begin()
+    try:
+        with pytest.raises(ValueError, match="'loop_first_step' and 'loop_losses'"):
+            callback.on_train_batch_end(0, {"loss": 0.5})
+    finally:
+        callback.on_train_end()

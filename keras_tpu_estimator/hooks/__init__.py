@@ -1,0 +1,79 @@
+"""`SessionRunHook`s as Keras callbacks.
+
+TensorFlow 1 programs pass hooks to `train`/`evaluate`/`predict` and return
+them from `model_fn` (`training_hooks`, ...). A hook is an object with
+`begin()`, `after_create_session(session, coord)`, `before_run(run_context)`,
+`after_run(run_context, run_values)` and `end(session)`; `MonitoredSession`
+called them around every `session.run`. On a TPU, one `session.run` was one
+on-device loop of `iterations_per_loop` steps, and so it is here:
+`HookCallback` adapts a hook to a Keras callback whose batch methods
+`EstimatorModel` calls once per loop.
+
+There is no graph, so a hook cannot fetch a tensor. `SessionRunArgs` fetch
+*names* of the values this runtime has after each loop:
+
+| name | value | modes |
+| --- | --- | --- |
+| `"loss"` | the loss of the loop's last step (a numpy scalar) | TRAIN |
+| `"losses"` | the loss of every step of the loop (a 1-D numpy array) | TRAIN |
+| `"global_step"` | the global step after the loop (an int) | all |
+
+```python
+class PrintLoss(kte.SessionRunHook):
+    def before_run(self, run_context):
+        return kte.SessionRunArgs({"loss": "loss", "step": "global_step"})
+
+    def after_run(self, run_context, run_values):
+        print(run_values.results)  # {'loss': 0.31, 'step': 100}
+        if run_values.results["loss"] < 0.01:
+            run_context.request_stop()
+
+model.fit(x, callbacks=kte.hooks.as_callbacks([PrintLoss()], "train"))
+```
+
+The hooks TensorFlow users reach for most are provided: `StopAtStepHook`,
+`LoggingTensorHook` and `NanTensorHook`; `CheckpointSaverListener` is the
+base of `TPUEstimator.train(saving_listeners=...)`, and `LoggingCallback`
+logs the loss and steps per second as the estimator did every
+`RunConfig.log_step_count_steps` steps.
+
+The modules: `session` (the hook emulation: `SessionRunHook`, the
+session-run records, `HookCallback`, `as_callback(s)`), `stock` (the
+provided hooks and `CheckpointSaverListener`) and `logging_callback`
+(`LoggingCallback`). The loss values come from the `logs` that
+`EstimatorModel.fit` gives `on_train_batch_end` after each loop.
+"""
+
+from keras_tpu_estimator.hooks.logging_callback import LoggingCallback
+from keras_tpu_estimator.hooks.session import FETCHABLE
+from keras_tpu_estimator.hooks.session import HookCallback
+from keras_tpu_estimator.hooks.session import HostSession
+from keras_tpu_estimator.hooks.session import SessionRunArgs
+from keras_tpu_estimator.hooks.session import SessionRunContext
+from keras_tpu_estimator.hooks.session import SessionRunHook
+from keras_tpu_estimator.hooks.session import SessionRunValues
+from keras_tpu_estimator.hooks.session import as_callback
+from keras_tpu_estimator.hooks.session import as_callbacks
+from keras_tpu_estimator.hooks.stock import CheckpointSaverListener
+from keras_tpu_estimator.hooks.stock import LoggingTensorHook
+from keras_tpu_estimator.hooks.stock import NanLossDuringTrainingError
+from keras_tpu_estimator.hooks.stock import NanTensorHook
+from keras_tpu_estimator.hooks.stock import StopAtStepHook
+
+__all__ = [
+    "FETCHABLE",
+    "CheckpointSaverListener",
+    "HookCallback",
+    "HostSession",
+    "LoggingCallback",
+    "LoggingTensorHook",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StopAtStepHook",
+    "as_callback",
+    "as_callbacks",
+]

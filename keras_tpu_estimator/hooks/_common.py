@@ -1,0 +1,102 @@
+"""What the hook modules share: argument checks, the step timer, the loop a `logs` dict reports."""
+
+import logging
+import numbers
+import time
+
+import numpy as np
+
+from keras_tpu_estimator.model import LOOP_FIRST_STEP
+from keras_tpu_estimator.model import LOOP_LOSSES
+
+log = logging.getLogger("keras_tpu_estimator")
+
+
+def describe(value):
+    """`repr(value)`, shortened for error messages."""
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def check_count(name, value, minimum, allow_none=True):
+    """Raises ValueError unless `value` is an int >= `minimum` (or None, if allowed)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(
+            f"`{name}` must be {'None or ' if allow_none else ''}an int >= "
+            f"{minimum}. Received: {name}={value!r}"
+        )
+
+
+def global_step_of(model):
+    """The model's global step: `EstimatorModel.global_step`, or its optimizer's iterations."""
+    step = getattr(model, "global_step", None)
+    if step is None:
+        optimizer = getattr(model, "optimizer", None)
+        step = 0 if optimizer is None else np.asarray(optimizer.iterations.value)
+    return int(step)
+
+
+def loop_of(logs):
+    """The training loop `logs` reports, as `(first_step, losses)`; None if it reports none.
+
+    `EstimatorModel.fit` gives `on_train_batch_end` (and `on_train_end`)
+    logs with the global step before the loop (`LOOP_FIRST_STEP`) and the
+    loss of each of its steps (`LOOP_LOSSES`).
+
+    Args:
+        logs: the `logs` dict of a Keras callback method, or None.
+
+    Returns:
+        `(first_step, losses)`: an int and a 1-D numpy array; or None when
+        `logs` has no loop keys.
+    """
+    if not logs or LOOP_LOSSES not in logs or LOOP_FIRST_STEP not in logs:
+        return None
+    return int(logs[LOOP_FIRST_STEP]), np.array(logs[LOOP_LOSSES]).reshape(-1)
+
+
+def missing_loop_error(owner):
+    """The ValueError for a callback that needs a loop's losses and got logs without them."""
+    return ValueError(
+        f"{owner} reads the training loop from the callback `logs`: the "
+        f"{LOOP_FIRST_STEP!r} and {LOOP_LOSSES!r} keys that EstimatorModel.fit "
+        "gives on_train_batch_end after each loop. These logs have none."
+    )
+
+
+class Timer:
+    """When to act: every `every_steps` global steps or `every_secs` seconds.
+
+    The first call triggers. By steps, a later one triggers when the step
+    has reached a new multiple of `every_steps` (loops may jump over the
+    multiple itself); by seconds, when `every_secs` have passed.
+    """
+
+    def __init__(self, every_steps=None, every_secs=None):
+        self.every_steps, self.every_secs = every_steps, every_secs
+        self.reset()
+
+    def reset(self):
+        self.last_step = self.last_time = None
+
+    def should_trigger(self, step):
+        if self.last_step is None:
+            return True
+        if step == self.last_step:
+            return False
+        if self.every_secs is not None:
+            return time.perf_counter() - self.last_time >= self.every_secs
+        if self.every_steps is not None:
+            return step // self.every_steps > self.last_step // self.every_steps
+        return False
+
+    def update(self, step):
+        """Marks `step` done; returns `(seconds, steps)` since the last, or Nones."""
+        now = time.perf_counter()
+        elapsed = (None, None)
+        if self.last_step is not None:
+            elapsed = (now - self.last_time, step - self.last_step)
+        self.last_step, self.last_time = step, now
+        return elapsed

@@ -1,0 +1,457 @@
+"""The `SessionRunHook` emulation: hooks, their session-run records, the Keras adapter.
+
+TensorFlow 1 programs pass hooks to `train`/`evaluate`/`predict` and return
+them from `model_fn` (`training_hooks`, ...). `HookCallback` adapts a hook to
+a Keras callback whose batch methods `EstimatorModel` calls once per
+on-device loop (one `session.run` of a TPU program). What a hook may fetch
+is listed in `FETCHABLE`; see the package docstring.
+"""
+
+import collections
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator.hooks._common import describe as _describe
+from keras_tpu_estimator.hooks._common import global_step_of as _global_step
+from keras_tpu_estimator.hooks._common import loop_of
+from keras_tpu_estimator.spec import ModeKeys
+
+_MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
+
+#: The names a hook may fetch in each mode.
+FETCHABLE = {
+    ModeKeys.TRAIN: ("loss", "global_step", "losses"),
+    ModeKeys.EVAL: ("global_step",),
+    ModeKeys.PREDICT: ("global_step",),
+}
+
+# The attribute of the model that stops each mode's loop (Keras's names).
+_STOP_ATTRIBUTE = {
+    ModeKeys.TRAIN: "stop_training",
+    ModeKeys.EVAL: "stop_evaluating",
+    ModeKeys.PREDICT: "stop_predicting",
+}
+
+
+def _check_mode(mode):
+    if mode not in _MODES:
+        raise ValueError(
+            f"`mode` must be one of {list(_MODES)} (kte.ModeKeys). Received: mode={mode!r}"
+        )
+
+
+# ----------------------------------------------------------------------
+# The session-run records.
+
+
+class SessionRunArgs(
+    collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])
+):
+    """What a hook's `before_run` asks for: `tf.compat.v1.train.SessionRunArgs`.
+
+    Args:
+        fetches: a name (`"loss"`, `"losses"` or `"global_step"`), or a
+            list, tuple or dict of them, nested as deep as needed. The
+            results in `SessionRunValues.results` have the same structure.
+        feed_dict: must be None or empty: there is no graph to feed.
+        options: kept and handed back in `SessionRunValues.options`.
+    """
+
+    def __new__(cls, fetches, feed_dict=None, options=None):
+        return super().__new__(cls, fetches, feed_dict, options)
+
+
+class SessionRunValues(
+    collections.namedtuple("SessionRunValues", ["results", "options", "run_metadata"])
+):
+    """What a hook's `after_run` receives: `tf.compat.v1.train.SessionRunValues`.
+
+    Attributes:
+        results: the values of the hook's fetches, in their structure; None
+            when `before_run` asked for nothing.
+        options: the `options` of the hook's `SessionRunArgs`.
+        run_metadata: always None.
+    """
+
+
+class SessionRunContext:
+    """The run a hook is called around: `tf.compat.v1.train.SessionRunContext`.
+
+    Args:
+        original_args: the `SessionRunArgs` of the run itself; its fetches
+            are None, since the runtime runs the loop without a fetch.
+        session: the `HostSession` of the run.
+    """
+
+    def __init__(self, original_args, session):
+        self._original_args = original_args
+        self._session = session
+        self._stop_requested = False
+
+    @property
+    def original_args(self):
+        """The `SessionRunArgs` of the run (fetches None)."""
+        return self._original_args
+
+    @property
+    def session(self):
+        """The `HostSession`: `session.run(name)` fetches a value by name."""
+        return self._session
+
+    @property
+    def stop_requested(self):
+        """Whether a hook called `request_stop()` during this run."""
+        return self._stop_requested
+
+    def request_stop(self):
+        """Stops the loop (training, evaluation) after this run's hooks."""
+        self._stop_requested = True
+
+
+class HostSession:
+    """The stand-in for `tf.compat.v1.Session` that hooks receive.
+
+    TensorFlow hooks read values with `session.run(tensor)` in
+    `after_create_session` and `end` (TensorFlow's `StopAtStepHook` reads the
+    global step that way). Here `run` takes the names `SessionRunArgs`
+    takes, in any structure, and returns the values they have now: before
+    the first loop, only `"global_step"`.
+
+    Args:
+        values: a function `name -> value` of the current values.
+        mode: the `ModeKeys` value of the run.
+    """
+
+    def __init__(self, values, mode):
+        self._values = values
+        self._mode = mode
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Returns the current values of `fetches` (names, nested).
+
+        Raises:
+            ValueError: for a fetch that is not a name of this mode, or a
+                `feed_dict`.
+        """
+        _check_feed_dict(feed_dict, "session.run")
+        _check_fetches(fetches, self._mode, "session.run")
+        return _resolve(fetches, self._values)
+
+
+def _check_feed_dict(feed_dict, owner):
+    if feed_dict:
+        raise ValueError(
+            f"{owner} gave feed_dict={_describe(feed_dict)}: there is no graph "
+            "to feed on this runtime; `feed_dict` must be None."
+        )
+
+
+def _check_fetches(fetches, mode, owner):
+    """Raises ValueError unless `fetches` is None or names, nested."""
+    names = FETCHABLE[mode]
+
+    def check(fetch):
+        if fetch is None:
+            return
+        if isinstance(fetch, str):
+            if fetch not in names:
+                fail()
+            return
+        if isinstance(fetch, dict):
+            for value in fetch.values():
+                check(value)
+            return
+        if isinstance(fetch, (list, tuple)):
+            for value in fetch:
+                check(value)
+            return
+        fail()
+
+    def fail():
+        raise ValueError(
+            f"{owner} asked to fetch {_describe(fetches)}. There is no graph on "
+            "this runtime: a hook fetches values by name, and in mode "
+            f"{mode!r} the names are {list(names)} (or lists, tuples and "
+            "dicts of them)."
+            + (
+                " 'loss' is the loss of the loop's last step, 'losses' the "
+                "loss of every step of the loop."
+                if mode == ModeKeys.TRAIN
+                else ""
+            )
+        )
+
+    check(fetches)
+
+
+def _resolve(fetches, values):
+    """The values of checked `fetches`, in their structure."""
+    if fetches is None:
+        return None
+    if isinstance(fetches, str):
+        return values(fetches)
+    if isinstance(fetches, dict):
+        return {k: _resolve(v, values) for k, v in fetches.items()}
+    items = [_resolve(v, values) for v in fetches]
+    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+        return type(fetches)(*items)
+    return type(fetches)(items)
+
+
+# ----------------------------------------------------------------------
+# Hooks.
+
+
+class SessionRunHook:
+    """The base of hooks: `tf.compat.v1.train.SessionRunHook`.
+
+    Every method is a no-op; override the ones you need. Adapted to a Keras
+    callback by `as_callback`, a hook is called:
+
+    - `begin()`, then `after_create_session(session, coord)` (`coord` is
+      None), when `fit`/`evaluate`/`predict` starts;
+    - `before_run(run_context)` before every on-device loop; it may return
+      `SessionRunArgs` naming the values it wants;
+    - `after_run(run_context, run_values)` after every loop, with those
+      values in `run_values.results`; `run_context.request_stop()` ends the
+      loop (training and evaluation);
+    - `end(session)` when the loop ends normally (not after an exception).
+
+    `session` is a `HostSession`: `session.run("global_step")` works.
+    """
+
+    def begin(self):
+        """Called once before the first loop."""
+
+    def after_create_session(self, session, coord):  # noqa: ARG002
+        """Called once after `begin`, with a `HostSession` and `coord=None`."""
+
+    def before_run(self, run_context):  # noqa: ARG002
+        """Called before every loop; may return `SessionRunArgs`."""
+        return None
+
+    def after_run(self, run_context, run_values):  # noqa: ARG002
+        """Called after every loop with the values `before_run` asked for."""
+
+    def end(self, session):  # noqa: ARG002
+        """Called once after the last loop."""
+
+
+def _is_hook(value):
+    return any(
+        callable(getattr(value, name, None)) for name in ("begin", "before_run", "after_run", "end")
+    )
+
+
+class HookCallback(keras.callbacks.Callback):
+    """A `SessionRunHook`-shaped object as a Keras callback.
+
+    A "run" is one on-device loop. In mode TRAIN the hook is called from
+    `on_train_begin`, `on_train_batch_begin`, `on_train_batch_end` and
+    `on_train_end`; in EVAL from the `on_test_*` methods, in PREDICT from
+    the `on_predict_*` ones. `"global_step"` is the model's `global_step`;
+    `"loss"` and `"losses"` come from the `logs` of the latest
+    `on_train_batch_end` (or `on_train_end`): `EstimatorModel.fit` puts the
+    loss of every step of the loop in them (`LOOP_LOSSES`).
+
+    A stop requested in `after_run` sets the model's `stop_training`
+    (TRAIN), `stop_evaluating` (EVAL) or `stop_predicting` (PREDICT),
+    Keras's flags: the model stops after the current loop's callbacks.
+
+    The hook may define any subset of the `SessionRunHook` methods.
+
+    Args:
+        hook: the hook.
+        mode: the `kte.ModeKeys` value of the loop it runs in.
+
+    Raises:
+        TypeError: for a `hook` with none of the `SessionRunHook` methods.
+        ValueError: for an unknown `mode`; at the first loop, for
+            `SessionRunArgs` that fetch anything but the mode's names; when
+            `"loss"` or `"losses"` is fetched before the first loop, or the
+            logs report no loop.
+
+    Example:
+
+    ```python
+    callback = kte.hooks.HookCallback(kte.NanTensorHook(), kte.ModeKeys.TRAIN)
+    model.fit(x, callbacks=[callback])
+    ```
+    """
+
+    def __init__(self, hook, mode):
+        super().__init__()
+        _check_mode(mode)
+        if not _is_hook(hook):
+            raise TypeError(
+                "`hook` must have SessionRunHook methods (begin, before_run, "
+                f"after_run, end). Received: hook={_describe(hook)}"
+            )
+        self.hook = hook
+        self.mode = mode
+        self._session = None
+        self._context = None
+        self._request = None
+        self._loop = None
+
+    def __repr__(self):
+        return f"HookCallback({self.hook!r}, mode={self.mode!r})"
+
+    def _call(self, name, *args):
+        method = getattr(self.hook, name, None)
+        return method(*args) if callable(method) else None
+
+    def _value(self, name):
+        if name == "global_step":
+            return _global_step(self.model)
+        if self._loop is None:
+            raise ValueError(
+                f"{name!r} is known only after the first training loop of an "
+                "EstimatorModel: it is read from the `logs` that "
+                "EstimatorModel.fit gives on_train_batch_end."
+            )
+        losses = np.array(self._loop[1])
+        return losses if name == "losses" else losses[-1]
+
+    def _see(self, logs, keep=False):
+        """Takes the loop `logs` reports; with `keep`, only if they report one."""
+        loop = loop_of(logs)
+        if loop is not None or not keep:
+            self._loop = loop
+
+    def _begin(self):
+        self._loop = None
+        self._session = HostSession(self._value, self.mode)
+        self._call("begin")
+        self._call("after_create_session", self._session, None)
+
+    def _before_run(self):
+        self._context = SessionRunContext(SessionRunArgs(None), self._session)
+        request = self._call("before_run", self._context)
+        if request is not None:
+            if not hasattr(request, "fetches"):
+                raise TypeError(
+                    f"{self.hook!r}.before_run must return None or "
+                    f"SessionRunArgs. Received: {_describe(request)}"
+                )
+            owner = f"The SessionRunArgs of {_describe(self.hook)}"
+            _check_feed_dict(getattr(request, "feed_dict", None), owner)
+            _check_fetches(request.fetches, self.mode, owner)
+        self._request = request
+
+    def _after_run(self):
+        if self._context is None:  # A loop without `*_batch_begin`.
+            self._before_run()
+        request, context = self._request, self._context
+        values = SessionRunValues(
+            results=None if request is None else _resolve(request.fetches, self._value),
+            options=None if request is None else getattr(request, "options", None),
+            run_metadata=None,
+        )
+        self._context = self._request = None
+        self._call("after_run", context, values)
+        if context.stop_requested:
+            setattr(self.model, _STOP_ATTRIBUTE[self.mode], True)
+
+    def _end(self):
+        self._call("end", self._session)
+
+    def _in(self, mode):
+        return self.mode == mode
+
+    def on_train_begin(self, logs=None):
+        if self._in(ModeKeys.TRAIN):
+            self._begin()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self._in(ModeKeys.TRAIN):
+            self._before_run()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._in(ModeKeys.TRAIN):
+            self._see(logs)
+            self._after_run()
+
+    def on_train_end(self, logs=None):
+        if self._in(ModeKeys.TRAIN):
+            self._see(logs, keep=True)
+            self._end()
+
+    def on_test_begin(self, logs=None):
+        if self._in(ModeKeys.EVAL):
+            self._begin()
+
+    def on_test_batch_begin(self, batch, logs=None):
+        if self._in(ModeKeys.EVAL):
+            self._before_run()
+
+    def on_test_batch_end(self, batch, logs=None):
+        if self._in(ModeKeys.EVAL):
+            self._after_run()
+
+    def on_test_end(self, logs=None):
+        if self._in(ModeKeys.EVAL):
+            self._end()
+
+    def on_predict_begin(self, logs=None):
+        if self._in(ModeKeys.PREDICT):
+            self._begin()
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        if self._in(ModeKeys.PREDICT):
+            self._before_run()
+
+    def on_predict_batch_end(self, batch, logs=None):
+        if self._in(ModeKeys.PREDICT):
+            self._after_run()
+
+    def on_predict_end(self, logs=None):
+        if self._in(ModeKeys.PREDICT):
+            self._end()
+
+
+def as_callback(hook, mode):
+    """A Keras callback for `hook`.
+
+    Args:
+        hook: a `keras.callbacks.Callback` (returned unchanged), or an
+            object with any of the `SessionRunHook` methods `begin`,
+            `before_run`, `after_run`, `end` (wrapped in a `HookCallback`).
+        mode: the `kte.ModeKeys` value of the loop the hook runs in.
+
+    Returns:
+        A `keras.callbacks.Callback`.
+
+    Raises:
+        TypeError: for anything else.
+        ValueError: for an unknown `mode`.
+    """
+    _check_mode(mode)
+    if isinstance(hook, keras.callbacks.Callback):
+        return hook
+    if _is_hook(hook):
+        return HookCallback(hook, mode)
+    raise TypeError(
+        "A hook must be a keras.callbacks.Callback or a SessionRunHook-shaped "
+        "object (with begin, before_run, after_run or end). Received: "
+        f"{_describe(hook)}"
+    )
+
+
+def as_callbacks(hooks, mode):
+    """`as_callback` over a list of hooks, in order; None gives `[]`.
+
+    Raises:
+        TypeError: for `hooks` that is not a list or tuple (or None), or an
+            element that is not a hook.
+    """
+    if hooks is None:
+        return []
+    if isinstance(hooks, (str, bytes, dict)) or not isinstance(hooks, (list, tuple)):
+        raise TypeError(
+            f"`hooks` must be None or a list of hooks. Received: hooks={_describe(hooks)}"
+        )
+    return [as_callback(hook, mode) for hook in hooks]
+
+

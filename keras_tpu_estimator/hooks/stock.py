@@ -1,0 +1,290 @@
+"""The hooks TensorFlow users reach for most, and the checkpoint-saver listener.
+
+`StopAtStepHook`, `LoggingTensorHook`, `NanTensorHook` (raising
+`NanLossDuringTrainingError`) are `SessionRunHook`s; `CheckpointSaverListener`
+is the base of `TPUEstimator.train(saving_listeners=...)`.
+"""
+
+import numbers
+
+import numpy as np
+
+from keras_tpu_estimator.hooks._common import Timer as _Timer
+from keras_tpu_estimator.hooks._common import check_count as _check_count
+from keras_tpu_estimator.hooks._common import describe as _describe
+from keras_tpu_estimator.hooks._common import log as _log
+from keras_tpu_estimator.hooks.session import FETCHABLE
+from keras_tpu_estimator.hooks.session import SessionRunArgs
+from keras_tpu_estimator.hooks.session import SessionRunHook
+from keras_tpu_estimator.spec import ModeKeys
+
+
+class StopAtStepHook(SessionRunHook):
+    """Stops training at a global step: `tf.compat.v1.train.StopAtStepHook`.
+
+    After every loop, requests a stop when the global step has reached
+    `last_step`. A loop always finishes, so with loops of
+    `iterations_per_loop` steps training stops at the end of the loop that
+    reaches `last_step`, unless the loops are cut to end there:
+    `TPUEstimator` reads `target_step(global_step)` before training and
+    does so.
+
+    Args:
+        num_steps: steps to train, counted from the global step when
+            training starts (`after_create_session`).
+        last_step: the global step to stop at.
+
+    Raises:
+        ValueError: unless exactly one of the two is given, as an int >= 0.
+
+    Example:
+
+    ```python
+    model.fit(x, callbacks=kte.hooks.as_callbacks(
+        [kte.StopAtStepHook(last_step=1000)], kte.ModeKeys.TRAIN))
+    ```
+    """
+
+    def __init__(self, num_steps=None, last_step=None):
+        if num_steps is None and last_step is None:
+            raise ValueError("One of num_steps or last_step must be specified.")
+        if num_steps is not None and last_step is not None:
+            raise ValueError("Only one of num_steps or last_step can be specified.")
+        _check_count("num_steps", num_steps, 0)
+        _check_count("last_step", last_step, 0)
+        self._num_steps = None if num_steps is None else int(num_steps)
+        self._given_last_step = None if last_step is None else int(last_step)
+        self._last_step = self._given_last_step
+
+    @property
+    def num_steps(self):
+        """The `num_steps` given, or None."""
+        return self._num_steps
+
+    @property
+    def last_step(self):
+        """The step training stops at; None before `num_steps` is counted from a start."""
+        return self._last_step
+
+    def target_step(self, global_step):
+        """The step this hook stops at when training starts at `global_step`."""
+        if self._num_steps is None:
+            return self._given_last_step
+        return int(global_step) + self._num_steps
+
+    def after_create_session(self, session, coord):
+        if self._num_steps is not None:
+            self._last_step = self.target_step(session.run("global_step"))
+
+    def before_run(self, run_context):
+        return SessionRunArgs("global_step")
+
+    def after_run(self, run_context, run_values):
+        if run_values.results >= self._last_step:
+            run_context.request_stop()
+
+
+class LoggingTensorHook(SessionRunHook):
+    """Logs fetched values: `tf.compat.v1.train.LoggingTensorHook`.
+
+    Logs `"tag = value, tag = value (1.234 sec)"` at INFO level to the
+    `keras_tpu_estimator` logger, after the first loop and then every
+    `every_n_iter` steps or `every_n_secs` seconds, checked after each
+    loop; with `at_end`, also the last values when the loop ends.
+
+    An iteration is a training step here (TensorFlow counted
+    `session.run`s): the hook logs after a loop whose global step reaches a
+    new multiple of `every_n_iter`.
+
+    Args:
+        tensors: the names to log, as a list (tags are the names) or a dict
+            `tag -> name`. Names are those `SessionRunArgs` take: `"loss"`,
+            `"losses"`, `"global_step"`.
+        every_n_iter: log every this many steps.
+        every_n_secs: log every this many seconds.
+        at_end: log the last values at the end.
+        formatter: `formatter(dict tag -> value) -> str` replaces the format.
+
+    Raises:
+        ValueError: unless exactly one of `every_n_iter` and `every_n_secs`
+            is given (or neither, with `at_end=True`); for `every_n_iter` <= 0,
+            `tensors` not a list or dict, or a tensor (of `model_fn`, say)
+            instead of a name. At the first loop, for a name that cannot be
+            fetched in the loop's mode.
+
+    Example:
+
+    ```python
+    hook = kte.LoggingTensorHook({"loss": "loss", "step": "global_step"},
+                                 every_n_iter=100)
+    ```
+    """
+
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
+        only_log_at_end = at_end and every_n_iter is None and every_n_secs is None
+        if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError(
+                "either at_end and/or exactly one of every_n_iter and every_n_secs "
+                f"must be provided. Received: every_n_iter={every_n_iter!r}, "
+                f"every_n_secs={every_n_secs!r}, at_end={at_end!r}"
+            )
+        if every_n_iter is not None and (
+            isinstance(every_n_iter, bool) or not isinstance(every_n_iter, numbers.Integral)
+            or every_n_iter <= 0
+        ):
+            raise ValueError(f"invalid every_n_iter={every_n_iter!r}.")
+        if every_n_secs is not None and (
+            isinstance(every_n_secs, bool) or not isinstance(every_n_secs, numbers.Real)
+            or every_n_secs <= 0
+        ):
+            raise ValueError(f"invalid every_n_secs={every_n_secs!r}.")
+        if isinstance(tensors, dict):
+            self._tag_order = sorted(tensors)
+            self._tensors = dict(tensors)
+        elif isinstance(tensors, (list, tuple)):
+            self._tag_order = list(tensors)
+            self._tensors = {name: name for name in tensors}
+        else:
+            raise ValueError(
+                "`tensors` must be a list of names or a dict of tag to name. "
+                f"Received: tensors={_describe(tensors)}"
+            )
+        not_names = {tag: name for tag, name in self._tensors.items() if not isinstance(name, str)}
+        if not_names:
+            raise ValueError(
+                "LoggingTensorHook logs values by name: there is no graph, so a "
+                "tensor of model_fn cannot be fetched. Use the names "
+                f"{list(FETCHABLE[ModeKeys.TRAIN])}. Received: {_describe(not_names)}"
+            )
+        if formatter is not None and not callable(formatter):
+            raise ValueError(f"`formatter` must be callable. Received: formatter={formatter!r}")
+        self._timer = _Timer(every_n_iter, every_n_secs)
+        self._log_periodically = not only_log_at_end
+        self._log_at_end = at_end
+        self._formatter = formatter
+        self._last_values = None
+
+    def begin(self):
+        self._timer.reset()
+        self._last_values = None
+
+    def before_run(self, run_context):
+        return SessionRunArgs({"values": self._tensors, "step": "global_step"})
+
+    def after_run(self, run_context, run_values):
+        values, step = run_values.results["values"], run_values.results["step"]
+        self._last_values = values
+        if self._log_periodically and self._timer.should_trigger(step):
+            self._log(values, step)
+
+    def end(self, session):
+        if self._log_at_end and self._last_values is not None:
+            self._log(self._last_values, None)
+
+    def _log(self, values, step):
+        elapsed = self._timer.update(step)[0] if step is not None else None
+        if self._formatter is not None:
+            _log.info("%s", self._formatter(values))
+            return
+        with np.printoptions(suppress=True):
+            text = ", ".join(f"{tag} = {values[tag]!s}" for tag in self._tag_order)
+        if elapsed is not None:
+            _log.info("%s (%.3f sec)", text, elapsed)
+        else:
+            _log.info("%s", text)
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    """Raised by `NanTensorHook` when a training loss is NaN or infinite.
+
+    Attributes:
+        global_step: the global step of the first bad step (the step's
+            number counted from 0, as `kte.get_global_step()` gives it
+            inside `model_fn`), or None.
+        loss: its loss, or None.
+    """
+
+    def __init__(self, global_step=None, loss=None):
+        self.global_step = global_step
+        self.loss = loss
+        message = "NaN loss during training."
+        if global_step is not None:
+            message += f" The loss of global step {global_step} is {loss}."
+        super().__init__(message)
+
+
+class NanTensorHook(SessionRunHook):
+    """Stops training on a NaN or infinite loss: `tf.compat.v1.train.NanTensorHook`.
+
+    After every loop it checks the loss of every step of the loop (not only
+    the last, as TensorFlow did once per `session.run`). On a bad one it
+    raises `NanLossDuringTrainingError` naming the first bad step, or, with
+    `fail_on_nan_loss=False`, logs a warning and requests a stop.
+
+    It must come *before* any checkpoint saver in the callback list: Keras
+    calls callbacks in order, so the error is raised before the saver's
+    `on_train_batch_end` can write the NaN weights, and the exception skips
+    `on_train_end` (no final save): the last good checkpoint stays the
+    latest. `TPUEstimator.train` puts it first. With `fail_on_nan_loss=False`
+    training stops normally, and `on_train_end` savers do save the weights
+    of that last loop, as in TensorFlow.
+
+    Args:
+        loss_tensor: ignored; the hook always checks the spec's `loss`.
+            Accepted so that `NanTensorHook(loss)` in a `model_fn` works.
+        fail_on_nan_loss: raise (default), or log and stop.
+    """
+
+    def __init__(self, loss_tensor=None, fail_on_nan_loss=True):
+        del loss_tensor  # The runtime's loss is the only loss.
+        self._fail_on_nan_loss = bool(fail_on_nan_loss)
+
+    def before_run(self, run_context):
+        return SessionRunArgs({"losses": "losses", "global_step": "global_step"})
+
+    def after_run(self, run_context, run_values):
+        losses = np.asarray(run_values.results["losses"])
+        bad = np.flatnonzero(~np.isfinite(losses))
+        if not bad.size:
+            return
+        first = int(bad[0])
+        step = run_values.results["global_step"] - losses.size + first
+        if self._fail_on_nan_loss:
+            error = NanLossDuringTrainingError(step, losses[first].item())
+            _log.error("%s", error)
+            raise error
+        _log.warning(
+            "Model diverged with loss = %s at global step %d. Stopping training.",
+            losses[first], step,
+        )
+        run_context.request_stop()
+
+
+class CheckpointSaverListener:
+    """Called around checkpoint saves: `tf.compat.v1.train.CheckpointSaverListener`.
+
+    Pass instances to `TPUEstimator.train(saving_listeners=...)`. Every
+    method is a no-op; override the ones you need. `session` is always
+    None.
+
+    - `begin()`: once, when training starts;
+    - `before_save(session, global_step_value)`: before each save;
+    - `after_save(session, global_step_value)`: after each save; returning
+      True stops training;
+    - `end(session, global_step_value)`: once, after the last save.
+    """
+
+    def begin(self):
+        """Called once when training starts."""
+
+    def before_save(self, session, global_step_value):  # noqa: ARG002
+        """Called before each checkpoint save."""
+
+    def after_save(self, session, global_step_value):  # noqa: ARG002
+        """Called after each save; return True to stop training."""
+        return None
+
+    def end(self, session, global_step_value):  # noqa: ARG002
+        """Called once at the end of training."""
+
+

@@ -1,0 +1,106 @@
+"""`SummaryCallback`: the training summaries TensorFlow's estimator wrote."""
+
+import numbers
+import os
+import time
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator.summary import writers
+
+
+def _loop_of(logs):
+    """`(first_step, losses)` of the training loop `logs` reports."""
+    # Imported here: `keras_tpu_estimator.model` imports this package.
+    from keras_tpu_estimator.model import LOOP_FIRST_STEP
+    from keras_tpu_estimator.model import LOOP_LOSSES
+
+    if not logs or LOOP_FIRST_STEP not in logs or LOOP_LOSSES not in logs:
+        raise ValueError(
+            "SummaryCallback reads the training loop from the callback `logs`: "
+            f"the {LOOP_FIRST_STEP!r} and {LOOP_LOSSES!r} keys that "
+            "EstimatorModel.fit gives on_train_batch_end after each loop. "
+            f"Received: logs with keys {sorted(logs or {})}"
+        )
+    return int(logs[LOOP_FIRST_STEP]), np.asarray(logs[LOOP_LOSSES]).reshape(-1)
+
+
+class SummaryCallback(keras.callbacks.Callback):
+    """Writes the training `loss` and `global_step/sec` to TensorBoard.
+
+    What TensorFlow's estimator wrote every `save_summary_steps`: after each
+    training loop, the loss of every step of the loop whose step number is
+    a multiple of `every_n_steps`, and the steps per second since the last
+    write (from the second write on: the first loop compiles). A step's
+    number is the global step after it (the loss of the 100th step is at
+    step 100, as TensorFlow's `SummarySaverHook` recorded it), and
+    `global_step/sec` is at the global step after the loop. The event file
+    is flushed when training ends.
+
+    The loop is read from the `logs` that `EstimatorModel.fit` gives
+    `on_train_batch_end`: the global step before the loop
+    (`LOOP_FIRST_STEP`) and the loss of each of its steps (`LOOP_LOSSES`).
+
+    Args:
+        logdir: the directory of the event files (the estimator's
+            `model_dir`).
+        every_n_steps: write every this many steps.
+
+    Raises:
+        ValueError: for `every_n_steps` that is not an int >= 1, or a
+            `logdir` that is not a path; in `on_train_batch_end`, for logs
+            without the loop's keys.
+
+    Example:
+
+    ```python
+    model.fit(x, callbacks=[kte.summary.SummaryCallback("/tmp/model", 100)])
+    kte.summary.read_scalars("/tmp/model")["loss"]   # [(100, 0.52), (200, 0.31), ...]
+    ```
+    """
+
+    def __init__(self, logdir, every_n_steps):
+        super().__init__()
+        writers.check_logdir(logdir)
+        if (
+            isinstance(every_n_steps, bool)
+            or not isinstance(every_n_steps, numbers.Integral)
+            or every_n_steps < 1
+        ):
+            raise ValueError(
+                f"`every_n_steps` must be an int >= 1. Received: every_n_steps={every_n_steps!r}"
+            )
+        self.logdir = os.fspath(logdir)
+        self.every_n_steps = int(every_n_steps)
+        self._writer = None
+        self._since = None
+
+    def on_train_begin(self, logs=None):
+        if self._writer is None:
+            self._writer = writers.acquire(self.logdir)
+        self._since = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        first_step, losses = _loop_of(logs)
+        wrote = False
+        for i, loss in enumerate(losses):
+            step = first_step + i + 1
+            if step % self.every_n_steps == 0:
+                writers.write_scalar(self._writer, "loss", float(loss), step)
+                wrote = True
+        step, now = first_step + losses.size, time.perf_counter()
+        if self._since is None:
+            self._since = (step, now)
+        elif wrote:
+            since_step, since_time = self._since
+            rate = (step - since_step) / max(now - since_time, 1e-9)
+            writers.write_scalar(self._writer, "global_step/sec", rate, step)
+            self._since = (step, now)
+        if wrote:  # A run that fails later keeps what it wrote.
+            self._writer.flush()
+
+    def on_train_end(self, logs=None):
+        if self._writer is not None:
+            self._writer = None
+            writers.release(self.logdir)
