@@ -39,7 +39,7 @@ class Chunk(collections.namedtuple("Chunk", ["data", "steps", "size", "stacked"]
     """
 
 
-def _is_dataset(x):
+def is_dataset(x):
     return type(x).__module__.startswith("tensorflow") and hasattr(x, "as_numpy_iterator")
 
 
@@ -71,11 +71,11 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
         raise ValueError("An input is required: an input_fn, a dataset or arrays.")
     if isinstance(x, (ArraySource, BatchSource)):
         return x
-    if callable(x) and not _is_dataset(x):
+    if callable(x) and not is_dataset(x):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
         x = call_input_fn(x, params=params, mode=mode, config=config)
-    if _is_dataset(x) or (
+    if is_dataset(x) or (
         not isinstance(x, (tuple, list, dict, np.ndarray))
         and hasattr(x, "__iter__")
         and not hasattr(x, "__array__")
@@ -205,7 +205,7 @@ class BatchSource:
         the next `chunks`.
         """
         del batch_size
-        if _is_dataset(self.batches):
+        if is_dataset(self.batches):
             element = next(iter(self.batches.take(1).as_numpy_iterator()), None)
         else:
             iterator = self._iterator or iter(self.batches)
@@ -217,7 +217,7 @@ class BatchSource:
         return jax.tree.map(np.asarray, split_features_labels(element))
 
     def _new_iterator(self):
-        if _is_dataset(self.batches):
+        if is_dataset(self.batches):
             return self.batches.as_numpy_iterator()
         return iter(self.batches)
 
@@ -225,7 +225,7 @@ class BatchSource:
         return isinstance(self._iterator, itertools.chain)
 
     def is_infinite(self):
-        if not _is_dataset(self.batches):
+        if not is_dataset(self.batches):
             return False
         import tensorflow as tf
 

@@ -16,28 +16,28 @@ Each step is a pure JAX function of the variables' values, and
 program, a `jax.lax.scan` over that many stacked batches.
 """
 
-import collections
-import contextlib
 import time
 import warnings
 
 import jax
-import jax.numpy as jnp
 import keras
 import numpy as np
 
-from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
-from keras_tpu_estimator import initialization
 from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator import scope
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.config import RunConfig
-from keras_tpu_estimator.metrics import MetricUpdate
-from keras_tpu_estimator.model_fn import call_model_fn
+from keras_tpu_estimator.config import parse_iterations_per_loop
+from keras_tpu_estimator.engine import feed as feed_lib
+from keras_tpu_estimator.engine import loop as loop_lib
+from keras_tpu_estimator.engine import program as program_lib
+from keras_tpu_estimator.engine import state as state_lib
+from keras_tpu_estimator.engine import steps as steps_lib
+from keras_tpu_estimator.engine.host_call import run_host_calls
+from keras_tpu_estimator.engine.program import ModelFnProgram
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
@@ -134,41 +134,31 @@ class EstimatorModel(keras.Model):
             raise ValueError(
                 f"`config` must be a kte.RunConfig. Received: {config!r}"
             )
-        self._model_fn = model_fn
-        self._params = check_params(params)
-        self._config = config
-        self._use_tpu = bool(use_tpu)
+        self._program = ModelFnProgram(model_fn, check_params(params), config, bool(use_tpu))
         self.distribution = distribute.distribution_for(config, use_tpu, layout_map)
         self.num_replicas = distribute.num_replicas(self.distribution)
         self._batch_sizes = {}
-        for mode, name, value in (
-            (TRAIN, "train_batch_size", train_batch_size),
-            (EVAL, "eval_batch_size", eval_batch_size),
-            (PREDICT, "predict_batch_size", predict_batch_size),
+        for mode, value in (
+            (TRAIN, train_batch_size), (EVAL, eval_batch_size), (PREDICT, predict_batch_size)
         ):
-            distribute.check_batch_size(name, value, self.num_replicas)
+            distribute.check_batch_size(feed_lib.BATCH_SIZE_NAMES[mode], value, self.num_replicas)
             self._batch_sizes[mode] = value
-        self.max_loop_bytes = max_loop_bytes
-        self.max_resident_bytes = max_resident_bytes
+        self._feed = feed_lib.Feed(
+            self.distribution, config, self._program.params, bool(use_tpu),
+            max_loop_bytes, max_resident_bytes,
+        )
         self.store = scope.VariableStore()
         self._built_modes = set()
+        self._training = None
         self.train_optimizer = None
-        self._host_call_fn = None
-        self.host_call_step = None
-        self._inference_step = _InferenceStep()
+        self._global_step = state_lib.GlobalStep()
         self.spec_hooks = {}
-        self.align_loops_to = None
-        self.last_loop = None
-        self._trained_variables = []
-        # Set when model_fn's train_op trains by assignment (TF1 ops).
-        self._assignment_training = False
         self.init_from_checkpoint_reports = []
-        self._eval_metrics = {}
-        self._eval_loss = keras.metrics.Mean(name="loss")
-        self._jitted = {}
+        self._eval_metrics = {"loss": keras.metrics.Mean(name="loss")}
+        self._steps = steps_lib.Steps(self._program, self.store, metrics=self._eval_metrics)
+        self._programs = loop_lib.LoopPrograms()
+        self._schedule = loop_lib.LoopSchedule()
         self.steps_per_execution = 1
-        self._loop_seconds = None
-        self._loop_timed_once = False
         self._set_iterations_per_loop(config.tpu_config.iterations_per_loop)
 
     # ------------------------------------------------------------------
@@ -177,24 +167,49 @@ class EstimatorModel(keras.Model):
     @property
     def model_fn(self):
         """The user's `model_fn`."""
-        return self._model_fn
+        return self._program.model_fn
 
     @property
     def params(self):
         """A copy of the user's `params`."""
-        return dict(self._params)
+        return dict(self._program.params)
 
     @property
     def config(self):
         """The `RunConfig`."""
-        return self._config
+        return self._program.config
+
+    @property
+    def max_loop_bytes(self):
+        """The most input bytes one on-device loop may stack."""
+        return self._feed.max_loop_bytes
+
+    @max_loop_bytes.setter
+    def max_loop_bytes(self, value):
+        self._feed.max_loop_bytes = value
+
+    @property
+    def max_resident_bytes(self):
+        """Training arrays up to this size are placed on every device once."""
+        return self._feed.max_resident_bytes
+
+    @max_resident_bytes.setter
+    def max_resident_bytes(self, value):
+        self._feed.max_resident_bytes = value
+
+    @property
+    def align_loops_to(self):
+        """When set, no training loop crosses a multiple of this many steps."""
+        return self._schedule.align_to
+
+    @align_loops_to.setter
+    def align_loops_to(self, steps):
+        self._schedule.align_to = steps
 
     def _set_iterations_per_loop(self, value):
-        from keras_tpu_estimator.config import parse_iterations_per_loop
-
         parsed = parse_iterations_per_loop(value)
         if parsed.unit == "seconds":
-            self._loop_seconds = parsed.value
+            self._schedule.seconds = parsed.value
         else:
             self.steps_per_execution = parsed.value
 
@@ -234,41 +249,34 @@ class EstimatorModel(keras.Model):
             # Compiled under `TPUStrategy.scope()`: its `steps_per_run`.
             steps_per_execution = strategy_lib.current_strategy().steps_per_run
         if steps_per_execution is not None:
-            self._loop_seconds = None
+            self._schedule.seconds = None
             self._set_iterations_per_loop(steps_per_execution)
         steps = self.steps_per_execution
         super().compile(optimizer=optimizer, jit_compile=True)
         self.steps_per_execution = steps
 
     # ------------------------------------------------------------------
-    # Running model_fn.
+    # Running and building model_fn.
 
-    def _model_fn_params(self, batch_size):
-        params = dict(self._params, use_tpu=self._use_tpu)
-        if batch_size is not None:
-            params["batch_size"] = batch_size
-        return params
+    def call_model_fn(self, features, labels, mode, global_step, building=False, store=None,
+                      config=None):
+        """Calls `model_fn` once, with its variables in `store`.
 
-    def _input_fn_params(self, context):
-        params = dict(self._params, context=context)
-        if context.batch_size is not None:
-            params["batch_size"] = context.batch_size
-        return params
+        Args:
+            features: the features (arrays, tensors or symbolic tensors).
+            labels: the labels, or None.
+            mode: a `ModeKeys` value.
+            global_step: the step `model_fn` sees.
+            building: whether this call creates the variables (a build pass).
+            store: the `VariableStore` to use; defaults to the model's own.
+            config: the `RunConfig` passed; defaults to the model's.
 
-    def call_model_fn(self, features, labels, mode, global_step, building, store=None, config=None):
-        """Calls `model_fn` against `store` (default: the model's own)."""
-        batch = _leading_dim(features)
-        with scope.model_fn_context(
-            store or self.store, mode, building, global_step, training=mode == TRAIN
-        ):
-            return call_model_fn(
-                self._model_fn,
-                features,
-                labels,
-                mode,
-                self._model_fn_params(batch),
-                config or self._config,
-            )
+        Returns:
+            The spec `model_fn` returned.
+        """
+        return self._program.call(
+            store or self.store, features, labels, mode, global_step, building, config
+        )
 
     def build_for(self, mode, x, y=None, batch_size=None):
         """Creates everything `model_fn` uses in `mode`, from the input `x`.
@@ -287,423 +295,141 @@ class EstimatorModel(keras.Model):
         Returns:
             The input as a source that `fit`/`evaluate`/`predict` accept.
         """
-        source = self._source(x, y, mode, batch_size or self._batch_sizes[mode])
-        batch_size = self._batch_size(mode, batch_size, source)
+        source, batch_size = self._source(x, y, mode, batch_size)
         self.build_from_batch(mode, source.sample(batch_size))
         return source
 
     def build_from_batch(self, mode, batch):
         """Creates everything `model_fn` uses in `mode`, from a sample batch.
 
-        `model_fn` runs once on symbolic tensors shaped like `batch`: layers
-        and variables are created with real values, and no layer update (a
-        BatchNormalization moving average) happens.
+        `model_fn` runs once on symbolic tensors shaped like `batch` (arrays
+        or `jax.ShapeDtypeStruct`s of `(features, labels)`); building a mode
+        twice does nothing.
         """
         if mode in self._built_modes:
             return
-        features, labels = jax.tree.map(
-            lambda a: keras.KerasTensor(a.shape, dtype=_dtype_name(a)), batch
-        )
-        if mode == PREDICT:
-            labels = None
         with self.distribution.scope():
-            # The step is symbolic too; constants (arrays) mix with symbolic
-            # tensors on either side of an operator.
-            step = keras.KerasTensor((), dtype=_dtype_name(self._global_step_value()))
-            # Assignments (TF1 train ops) change nothing here; init_from_checkpoint
-            # and scaffold_fn initialize what this pass created, after it.
-            with initialization.build_pass(self.store) as build:
-                with _keras_internals.symbolic_operands():
-                    spec = self.call_model_fn(features, labels, mode, step, True)
-                initialization.run_scaffold(spec)
-            self.init_from_checkpoint_reports += build.reports
-            self.spec_hooks[mode] = {
-                TRAIN: spec.training_hooks, EVAL: spec.evaluation_hooks, PREDICT: spec.prediction_hooks
-            }[mode]
+            step_dtype = program_lib.dtype_name(self._global_step.value)
+            spec, reports = self._program.build(self.store, mode, batch, step_dtype)
+            self.init_from_checkpoint_reports += reports
+            self.spec_hooks[mode] = program_lib.hooks_of(spec, mode)
             if mode == TRAIN:
                 self._build_training(spec)
             elif mode == EVAL:
-                self._build_evaluation(spec)
+                self._eval_metrics.update(program_lib.new_metrics(spec, self._eval_metrics))
         if not self._built_modes:
             _warn_unmatched_rules(self.distribution, self.store)
         self._built_modes.add(mode)
         self.built = True
 
     def _build_training(self, spec):
-        if tuple(spec.loss.shape) not in ((), (1,)):
-            raise ValueError(
-                f"The loss returned by model_fn must be a scalar. Received "
-                f"shape: {tuple(spec.loss.shape)}"
-            )
-        optimizer = spec.train_op
-        if optimizer is not None and train_ops.is_train_op(optimizer):
-            return self._build_assignment_training()
-        if train_ops.global_step_variable(self.store) is not None:
-            raise ValueError(
-                "model_fn created the TF1 `global_step` variable "
-                "(compat.v1.train.get_or_create_global_step) but trains with a "
-                "Keras optimizer, which counts steps itself: read the step with "
-                "kte.get_global_step(), or train with a compat.v1.train optimizer."
-            )
-        if optimizer is None:
-            optimizer = self._compiled_optimizer()
-            if optimizer is None:
-                raise ValueError(
-                    "model_fn returned train_op=None and the model has no "
-                    "optimizer: return a keras optimizer as `train_op`, or "
-                    "call `compile(optimizer=...)`."
-                )
-        elif not isinstance(optimizer, keras.optimizers.Optimizer):
-            raise TypeError(
-                "`train_op` must be None, a keras.optimizers.Optimizer, or what "
-                "a compat.v1 training op returns (minimize, apply_gradients, "
-                f"group, assign). Received: {optimizer!r}"
-            )
-        if self.train_optimizer is None:
-            self.train_optimizer = optimizer
-            self._trained_variables = list(self.store.trainable_variables)
-            optimizer.build(self._trained_variables)
-            # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
-            self.optimizer = optimizer
+        training = program_lib.read_training(spec, self.store, getattr(self, "optimizer", None))
+        if self._training is not None:
+            return
+        self._training = self._steps.training = training
+        if training.by_assignment:
+            self._global_step.bind(train_ops.create_global_step(self.store))
+            return
+        self.train_optimizer = training.optimizer
+        training.optimizer.build(training.variables)
+        self._global_step.bind(training.optimizer.iterations)
+        # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
+        self.optimizer = training.optimizer
 
-    def _build_assignment_training(self):
-        """Trains by assignment (`train_ops`): a TF1 `train_op`, no Keras optimizer."""
-        if not self._assignment_training:
-            self._assignment_training = True
-            self._trained_variables = list(self.store.trainable_variables)
-            train_ops.create_global_step(self.store)
+    @property
+    def global_step(self):
+        """The number of training steps taken (the optimizer's iterations).
 
-    def _build_evaluation(self, spec):
-        for name, value in self._metric_values(spec).items():
-            if name in self._eval_metrics:
-                continue
-            if name == "loss":
-                raise ValueError(
-                    "eval_metrics must not define 'loss': it is always "
-                    "reported from the spec's loss."
-                )
-            if isinstance(value, MetricUpdate):
-                metric = value.factory()
-                if not isinstance(metric, keras.metrics.Metric):
-                    raise TypeError(
-                        f"The factory of metric '{name}' must return a "
-                        f"keras.metrics.Metric. It returned: {metric!r}"
-                    )
-            elif tuple(getattr(value, "shape", ())) == ():
-                metric = keras.metrics.Mean(name=name)
-            else:
-                raise ValueError(
-                    f"metric_fn returned '{name}' with shape "
-                    f"{tuple(value.shape)}: a metric value must be a scalar "
-                    "or a kte.metrics function."
-                )
-            self._eval_metrics[name] = metric
+        A model that has not been built for training (evaluation or
+        prediction only) reports the step it was set to, e.g. by
+        `kte.checkpoint.restore_model`; `model_fn` sees that step too.
+        """
+        return int(self._global_step.value)
 
-    def _metric_values(self, spec):
-        if spec.eval_metrics is None:
-            return {}
-        metric_fn, tensors = spec.eval_metrics
-        values = metric_fn(**tensors) if isinstance(tensors, dict) else metric_fn(*tensors)
-        if not isinstance(values, dict):
-            raise ValueError(
-                "metric_fn must return a dict of metric name to value. "
-                f"Received: {values!r}"
-            )
-        return values
-
-    def _compiled_optimizer(self):
-        # Keras sets `optimizer` in `compile`; evaluate/predict need none.
-        return getattr(self, "optimizer", None)
-
-    def _global_step_holder(self):
-        """What holds the global step: TF1's `global_step` variable (training
-        by assignment), the optimizer's iterations, or, before any optimizer
-        is built, the step restored for evaluation and prediction."""
-        step_variable = train_ops.global_step_variable(self.store)
-        if step_variable is not None:
-            return step_variable
-        optimizer = self.train_optimizer or self._compiled_optimizer()
-        if optimizer is None or not optimizer.built:
-            return self._inference_step
-        return optimizer.iterations
-
-    def _global_step_value(self):
-        return self._global_step_holder().value
+    @global_step.setter
+    def global_step(self, step):
+        self._global_step.assign(step)
 
     # ------------------------------------------------------------------
-    # The steps: pure functions of the variables' values.
-
-    def _model_variables(self, mode):
-        """The store's variables in two groups: those differentiated, the rest.
-
-        A TRAIN step differentiates the variables its optimizer was built
-        with; any created later (by another mode) are carried unchanged.
-        """
-        first = self._trained_variables if mode == TRAIN else self.store.trainable_variables
-        ids = {id(v) for v in first}
-        return list(first), [v for v in self.store.variables if id(v) not in ids]
-
-    def _run(self, trainable, non_trainable, features, labels, mode, step):
-        """Runs `model_fn` with the given variable values (traced).
-
-        Returns the spec and the new values of the second group (layer
-        updates such as BatchNormalization statistics).
-        """
-        first, rest = self._model_variables(mode)
-        with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-            spec = self.call_model_fn(features, labels, mode, step, building=False)
-            new_rest = _keras_internals.current_values(rest)
-        return spec, new_rest
-
-    def train_step(self, state, data):
-        """One training step: `(state, (features, labels)) -> (state, outputs)`.
-
-        `outputs` holds the `loss` and the tensors of the spec's `host_call`.
-        """
-        if self._assignment_training:
-            return self._assignment_train_step(state, data)
-        trainable, non_trainable, optimizer_values = state
-        features, labels = data
-        optimizer = self.train_optimizer
-        step = optimizer_values[_index(optimizer.variables, optimizer.iterations)]
-
-        def loss_fn(trainable):
-            spec, new_non_trainable = self._run(
-                trainable, non_trainable, features, labels, TRAIN, step
-            )
-            rate = None
-            if isinstance(spec.train_op, keras.optimizers.Optimizer):
-                rate = _keras_internals.traced_learning_rate(spec.train_op)
-            host = self._host_call_tensors(spec)
-            return jnp.reshape(spec.loss, ()), (new_non_trainable, rate, host)
-
-        (loss, (non_trainable, learning_rate, host)), grads = jax.value_and_grad(
-            loss_fn, has_aux=True
-        )(trainable)
-        # A rate given as a callable is computed from this step's global step.
-        with _keras_internals.learning_rate_override(optimizer, learning_rate) if (
-            learning_rate is not None
-        ) else contextlib.nullcontext():
-            trainable, optimizer_values = optimizer.stateless_apply(
-                optimizer_values, grads, trainable
-            )
-        return (trainable, non_trainable, optimizer_values), {"loss": loss, "host_call": host}
-
-    def _host_call_tensors(self, spec):
-        """The tensors of the spec's `host_call` (None without one).
-
-        Its function runs on the host after the loop (`_host_calls`).
-        """
-        if spec.host_call is None:
-            return None
-        self._host_call_fn, tensors = spec.host_call
-        return tensors
-
-    def _assignment_train_step(self, state, data):
-        """`train_step` for a TF1 `train_op`: `model_fn` runs twice (see `train_ops`)."""
-        trainable, non_trainable, _ = state
-        features, labels = data
-        first, rest = self._model_variables(TRAIN)
-        step_index = _index(rest, train_ops.global_step_variable(self.store))
-        step = non_trainable[step_index]
-
-        def run(trainable, non_trainable):
-            with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-                spec = self.call_model_fn(features, labels, TRAIN, step, building=False)
-                values = _keras_internals.current_values(first + rest)
-            host = self._host_call_tensors(spec)
-            return {"loss": jnp.reshape(spec.loss, ()), "host_call": host}, values
-
-        trainable, non_trainable, outputs = train_ops.train_by_assignment(
-            run, first, trainable, non_trainable, step_index
-        )
-        return (trainable, non_trainable, []), outputs
-
-    def test_step(self, state, data):
-        """One evaluation step: updates the loss and metric accumulators."""
-        trainable, non_trainable, metric_values, step = state
-        features, labels = data
-        spec, _ = self._run(trainable, non_trainable, features, labels, EVAL, _step_of(step))
-        count = jnp.asarray(_leading_dim(features), "float32")
-        values = self._metric_values(spec)
-        metrics = [self._eval_loss] + list(self._eval_metrics.values())
-        updates = [((jnp.reshape(spec.loss, ()),), {"sample_weight": count})]
-        for name in self._eval_metrics:
-            value = values[name]
-            if isinstance(value, MetricUpdate):
-                updates.append((value.args, value.kwargs))
-            else:
-                updates.append(((value,), {"sample_weight": count}))
-        new_values, start = [], 0
-        for metric, (args, kwargs) in zip(metrics, updates):
-            n = len(metric.variables)
-            new_values += metric.stateless_update_state(
-                metric_values[start : start + n], *args, **kwargs
-            )
-            start += n
-        return (trainable, non_trainable, new_values, step), None
-
-    def predict_step(self, state, data):
-        """One prediction step: returns the spec's `predictions`."""
-        trainable, non_trainable, step = state
-        features, labels = data
-        spec, _ = self._run(trainable, non_trainable, features, labels, PREDICT, _step_of(step))
-        return state, spec.predictions
-
-    # ------------------------------------------------------------------
-    # Compiled loops.
-
-    def _loop(self, mode, kind):
-        """The compiled program for `mode`.
-
-        `kind` is `"stacked"` (a scan over stacked batches), `"indexed"` (a
-        scan over example indices into data resident on the devices) or
-        `"single"` (one step on one batch).
-        """
-        key = (mode, kind)
-        if key not in self._jitted:
-            step = {TRAIN: self.train_step, EVAL: self.test_step, PREDICT: self.predict_step}[mode]
-            if kind == "stacked":
-                def program(state, chunk):
-                    return jax.lax.scan(step, state, chunk)
-            elif kind == "indexed":
-                def program(state, data, index):
-                    def gathered_step(state, rows):
-                        return step(state, self._gather(data, rows))
-
-                    return jax.lax.scan(gathered_step, state, index)
-            else:
-                program = step
-            donate = (0,) if mode == TRAIN else ()
-            self._jitted[key] = jax.jit(program, donate_argnums=donate)
-        return self._jitted[key]
-
-    def _gather(self, data, rows):
-        batch = jax.tree.map(lambda a: a[rows], data)
-        shardings = distribute.input_shardings(
-            batch, self.distribution, stacked=False,
-            partition_dims=self._config.tpu_config.input_partition_dims,
-        )
-        return jax.tree.map(jax.lax.with_sharding_constraint, batch, shardings)
+    # Running loops.
 
     def _state_variables(self, mode):
-        """The variables a `mode` step reads, in groups: its `state`."""
-        groups = list(self._model_variables(mode))
-        if mode == TRAIN:
-            if self._assignment_training:
-                return groups + [[]]
-            return groups + [self.train_optimizer.variables]
-        if mode == EVAL:
-            groups.append(self._eval_metric_variables())
-        # The global step, an input (not a constant) of the compiled program.
-        return groups + [[self._global_step_holder()]]
-
-    def _read_state(self, mode):
-        return tuple([v.value for v in group] for group in self._state_variables(mode))
-
-    def _write_state(self, mode, state):
-        for group, values in zip(self._state_variables(mode), state):
-            for variable, value in zip(group, values):
-                variable.assign(value)
-
-    def _eval_metric_variables(self):
-        metrics = [self._eval_loss] + list(self._eval_metrics.values())
-        return [v for m in metrics for v in m.variables]
+        return state_lib.variables_of(
+            mode,
+            self.store,
+            self._training.variables if self._training else [],
+            self._global_step,
+            optimizer=self.train_optimizer,
+            metrics=self._eval_metrics.values(),
+        )
 
     def _run_chunk(self, mode, chunk, resident=None):
-        """Runs one chunk; returns the per-step outputs (stacked).
-
-        With `resident` data, the chunk holds example indices into it.
-        """
+        """Runs one chunk as one compiled loop; returns the per-step outputs."""
+        if resident is not None:
+            kind = loop_lib.INDEXED
+        else:
+            kind = loop_lib.STACKED if chunk.stacked else loop_lib.SINGLE
+        program = self._programs.get(
+            (mode, kind), self._steps.for_mode(mode), kind,
+            gather=self._feed.gather, donate=mode == TRAIN,
+        )
         with self.distribution.scope():
-            state = self._read_state(mode)
+            variables = self._state_variables(mode)
+            state = state_lib.read(variables)
             if resident is not None:
-                state, outputs = self._loop(mode, "indexed")(state, resident, chunk.data)
+                state, outputs = program(state, resident, chunk.data)
             else:
-                kind = "stacked" if chunk.stacked else "single"
-                state, outputs = self._loop(mode, kind)(state, chunk.data)
+                state, outputs = program(state, chunk.data)
             if mode != PREDICT:
-                self._write_state(mode, state)
+                state_lib.write(variables, state)
         return outputs
 
-    def _chunks(self, source, mode, batch_size, steps, remainder, **kwargs):
-        """Chunks of `source` placed on the devices, prefetched."""
-        per_process = None if batch_size is None else batch_size // jax.process_count()
-        chunks = source.chunks(
-            per_process, steps, remainder=remainder, max_bytes=self.max_loop_bytes, **kwargs
-        )
+    def _loops(self, mode, chunks, callbacks, loop_logs, resident=None, first=None):
+        """The chunk loop of fit, evaluate and predict: one compiled loop per chunk.
 
-        def place(chunk):
-            data = chunk.data
-            if mode == PREDICT and isinstance(data, tuple):
-                data = (data[0], None)  # As Estimator: labels are not predicted from.
-            global_size = chunk.size * jax.process_count()
-            divisible = chunk.stacked or global_size % self.num_replicas == 0
-            # Resident training data arrives as example indices: not partitioned.
-            partition_dims = self._config.tpu_config.input_partition_dims
-            data = distribute.put_batches(
-                data, self.distribution, chunk.stacked, divisible,
-                partition_dims if isinstance(data, tuple) else None,
-            )
-            return chunk._replace(data=data)
-
-        return inputs_lib.prefetch(chunks, place)
+        Around each loop, the mode's batch callbacks; after it,
+        `loop_logs(chunk, outputs, steps, seconds)` gives the logs of
+        `on_*_batch_end`, which are also yielded. Stops after a loop when a
+        callback set the mode's `stop_*` flag.
+        """
+        hook, stop = _CALLBACK_NAMES[mode]
+        begin = getattr(callbacks, f"on_{hook}_batch_begin")
+        end = getattr(callbacks, f"on_{hook}_batch_end")
+        steps = 0
+        chunk = first if first is not None else next(chunks, None)
+        while chunk is not None:
+            begin(steps)
+            started = time.perf_counter()
+            outputs = self._run_chunk(mode, chunk, resident)
+            steps += chunk.steps
+            logs = loop_logs(chunk, outputs, steps, time.perf_counter() - started)
+            end(steps - 1, logs)
+            yield logs
+            if getattr(self, stop, False):
+                break
+            chunk = next(chunks, None)
 
     def _source(self, x, y, mode, batch_size):
-        """The input as a source of this process's rows of each batch.
-
-        An `input_fn` is called as `per_host_input_for_training` (and
-        `eval_training_input_configuration`) deploy it: see `kte.context`.
-        """
-        if not callable(x) or inputs_lib._is_dataset(x):
-            return inputs_lib.as_source(x, y, mode=mode, config=self._config)
-        plan = context_lib.plan_input(
-            self._config.tpu_config,
-            mode,
-            batch_size,
-            self.num_replicas,
-            distribute.cores_per_replica(self.distribution),
-            use_tpu=self._use_tpu,
-        )
-        sources = [
-            inputs_lib.as_source(
-                x, y, params=self._input_fn_params(c), mode=mode, config=self._config
-            )
-            for c in plan.contexts
-        ]
-        if len(sources) == 1 and plan.group == 1:
-            return sources[0]
-        return inputs_lib.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
-
-    def _batch_size(self, mode, batch_size, source):
+        """The input as a source, and the global batch size checked."""
         batch_size = batch_size or self._batch_sizes[mode]
-        name = {TRAIN: "train_batch_size", EVAL: "eval_batch_size", PREDICT: "predict_batch_size"}[mode]
-        if batch_size is None and isinstance(source, inputs_lib.ArraySource):
-            raise ValueError(
-                f"A batch size is required to batch arrays: give `{name}` to "
-                "EstimatorModel or `batch_size` to this call."
-            )
-        distribute.check_batch_size(name, batch_size, self.num_replicas)
-        return batch_size
+        source = self._feed.source(x, y, mode, batch_size)
+        return source, self._feed.check_batch_size(mode, batch_size, source)
 
     def _first_chunk(self, chunks, mode, resident=None):
-        """Peeks the first chunk and builds `mode` from it."""
-        try:
-            first = next(chunks)
-        except StopIteration:
-            return None
-        if resident is not None:
-            rows = first.data.shape[1]
-            sample = jax.tree.map(
-                lambda a: jax.ShapeDtypeStruct((rows,) + a.shape[1:], a.dtype), resident
-            )
-        else:
-            sample = jax.tree.map(
-                lambda a: jax.ShapeDtypeStruct(a.shape[1:] if first.stacked else a.shape, a.dtype),
-                first.data,
-            )
-        self.build_from_batch(mode, sample)
+        """Peeks the first chunk and builds `mode` from it (None if empty)."""
+        first = next(chunks, None)
+        if first is not None:
+            self.build_from_batch(mode, feed_lib.sample_of(first, resident))
         return first
+
+    def _callbacks(self, callbacks, verbose, steps, **kwargs):
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = list(callbacks or [])
+        if verbose != 0:
+            callbacks.append(_LoopProgbarLogger())
+        return keras.callbacks.CallbackList(
+            callbacks, verbose=verbose, steps=steps, model=self, **kwargs
+        )
 
     # ------------------------------------------------------------------
     # fit / evaluate / predict.
@@ -750,54 +476,38 @@ class EstimatorModel(keras.Model):
         """
         if not self.compiled:
             raise ValueError("You must call `compile()` before `fit()`.")
-        source = self._source(x, y, TRAIN, batch_size or self._batch_sizes[TRAIN])
-        batch_size = self._batch_size(TRAIN, batch_size, source)
+        source, batch_size = self._source(x, y, TRAIN, batch_size)
         endless = isinstance(source, inputs_lib.BatchSource) and source.is_infinite()
         if endless and steps_per_epoch is None:
             raise ValueError(
                 "The training input is endless (repeated): give `steps_per_epoch`."
             )
-        resume = (
-            {"resume": steps_per_epoch is not None}
-            if isinstance(source, inputs_lib.BatchSource)
-            else {}
-        )
-        verbose = 1 if verbose == "auto" else verbose
-        callbacks = list(callbacks or [])
-        if verbose != 0:
-            callbacks.append(_LoopProgbarLogger())
-        callbacks = keras.callbacks.CallbackList(
-            callbacks,
-            add_history=True,
-            verbose=verbose,
-            epochs=epochs,
-            steps=steps_per_epoch or _steps_of(source, batch_size, drop_remainder=True),
-            model=self,
+        options = {}
+        if isinstance(source, inputs_lib.BatchSource):
+            options["resume"] = steps_per_epoch is not None
+        callbacks = self._callbacks(
+            callbacks, verbose,
+            steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True),
+            add_history=True, epochs=epochs,
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
-        resident = self._resident_data(source)
+        resident = self._feed.resident(source)
         if resident is not None:
-            resume["indices"] = True
+            options["indices"] = True
 
         def epoch_chunks():
             start = self.global_step
-            return self._chunks(
-                source,
-                TRAIN,
-                batch_size,
-                lambda position: self._loop_length(start + position),
-                inputs_lib.DROP,
-                shuffle=shuffle,
-                max_steps=steps_per_epoch,
-                rng=rng,
-                **resume,
+            return self._feed.chunks(
+                source, TRAIN, batch_size,
+                lambda position: self._schedule.length(self.steps_per_execution, start + position),
+                inputs_lib.DROP, shuffle=shuffle, max_steps=steps_per_epoch, rng=rng, **options,
             )
 
         # Build before any callback runs: callbacks see `model.optimizer`.
         chunks = epoch_chunks()
         try:
-            chunk = self._first_chunk(chunks, TRAIN, resident)
+            first = self._first_chunk(chunks, TRAIN, resident)
         except BaseException:
             chunks.close()
             raise
@@ -806,31 +516,15 @@ class EstimatorModel(keras.Model):
         logs = {}
         for epoch in range(initial_epoch, epochs):
             if epoch > initial_epoch:
-                chunks = epoch_chunks()
-                chunk = next(chunks, None)
+                chunks, first = epoch_chunks(), None
             callbacks.on_epoch_begin(epoch)
-            step, loss_sum = 0, 0.0
+            logs = {}
             with chunks:
-                while chunk is not None:
-                    callbacks.on_train_batch_begin(step)
-                    started, first_step = time.perf_counter(), self.global_step
-                    outputs = self._run_chunk(TRAIN, chunk, resident)
-                    losses = np.asarray(outputs["loss"])
-                    self._tune_loop_steps(chunk.steps, time.perf_counter() - started)
-                    self.last_loop = LoopResult(first_step, losses)
-                    self._host_calls(first_step, outputs["host_call"])
-                    step += chunk.steps
-                    loss_sum += float(losses.sum())
-                    logs = {
-                        "loss": loss_sum / step,
-                        LOOP_FIRST_STEP: first_step,
-                        LOOP_LOSSES: losses,
-                    }
-                    callbacks.on_train_batch_end(step - 1, logs)
-                    if self.stop_training:
-                        break
-                    chunk = next(chunks, None)
-            if step == 0:
+                for logs in self._loops(
+                    TRAIN, chunks, callbacks, self._train_logs(), resident, first
+                ):
+                    pass
+            if not logs:
                 raise ValueError(
                     "The training input produced no full batch of "
                     f"{batch_size} examples."
@@ -847,80 +541,27 @@ class EstimatorModel(keras.Model):
         callbacks.on_train_end(logs)
         return self.history
 
-    @property
-    def global_step(self):
-        """The number of training steps taken (the optimizer's iterations).
+    def _train_logs(self):
+        """`loop_logs` for one epoch of `_loops`: the epoch's mean loss so
+        far, the loop's first step and losses. Runs the loop's host calls
+        and, with a time-based `iterations_per_loop`, sizes the loops."""
+        loss_sum = 0.0
 
-        A model that has not been built for training (evaluation or
-        prediction only) reports the step it was set to, e.g. by
-        `kte.checkpoint.restore_model`; `model_fn` sees that step too.
-        """
-        return int(self._global_step_value())
+        def loop_logs(chunk, outputs, steps, seconds):
+            nonlocal loss_sum
+            losses = np.asarray(outputs["loss"])
+            first_step = self.global_step - chunk.steps
+            tuned = self._schedule.record(chunk.steps, seconds)
+            if tuned:
+                self.steps_per_execution = tuned
+            run_host_calls(
+                self._training.host_call_fn, outputs["host_call"], first_step, chunk.steps,
+                self.config.tpu_config.experimental_host_call_every_n_steps,
+            )
+            loss_sum += float(losses.sum())
+            return {"loss": loss_sum / steps, LOOP_FIRST_STEP: first_step, LOOP_LOSSES: losses}
 
-    @global_step.setter
-    def global_step(self, step):
-        self._global_step_holder().assign(step)
-
-    def _loop_length(self, global_step):
-        """Steps in the loop starting at `global_step`.
-
-        `steps_per_execution`, shortened so that no loop crosses a multiple
-        of `align_loops_to` (checkpoints land exactly on those steps).
-        """
-        steps = self.steps_per_execution
-        if self.align_loops_to:
-            steps = min(steps, self.align_loops_to - global_step % self.align_loops_to)
-        return steps
-
-    def _host_calls(self, first_step, tensors):
-        """Runs the spec's `host_call` on the host for this loop's steps.
-
-        Every `experimental_host_call_every_n_steps`-th step (by global step)
-        gets the function called with that step's tensors, as numpy arrays.
-        While it runs, `host_call_step` is the global step after that step:
-        the step a summary written without `step=` is recorded at.
-        """
-        if self._host_call_fn is None or tensors is None:
-            return
-        every = self._config.tpu_config.experimental_host_call_every_n_steps
-        tensors = jax.tree.map(np.asarray, tensors)
-        with summary_lib.host_call_writers():
-            for i in range(len(self.last_loop.losses)):
-                if (first_step + i) % every == 0:
-                    values = jax.tree.map(lambda a: a[i], tensors)
-                    self.host_call_step = first_step + i + 1
-                    try:
-                        if isinstance(values, dict):
-                            self._host_call_fn(**values)
-                        else:
-                            self._host_call_fn(*values)
-                    finally:
-                        self.host_call_step = None
-
-    def _resident_data(self, source):
-        """Training arrays placed on every device once, or None."""
-        if (
-            not isinstance(source, inputs_lib.ArraySource)
-            or jax.process_count() > 1
-            or source.nbytes > self.max_resident_bytes
-        ):
-            return None
-        return distribute.put_replicated(source.data, self.distribution)
-
-    def _tune_loop_steps(self, steps, seconds):
-        """With a time-based `iterations_per_loop`, sizes loops from step time.
-
-        The first loop compiles; the second is timed and sets the loop length
-        so one loop lasts about the requested seconds.
-        """
-        if self._loop_seconds is None:
-            return
-        if not self._loop_timed_once:
-            self._loop_timed_once = True
-            return
-        per_step = seconds / steps
-        self.steps_per_execution = max(1, int(self._loop_seconds / max(per_step, 1e-9)))
-        self._loop_seconds = None
+        return loop_logs
 
     def evaluate(
         self,
@@ -950,50 +591,27 @@ class EstimatorModel(keras.Model):
             The loss and metrics: a dict with `return_dict`, else a list
             (`loss` first) or the loss alone when there are no metrics.
         """
-        source, batch_size, callbacks = self._inference_setup(
-            x, y, EVAL, batch_size, verbose, steps, callbacks
+        source, batch_size = self._source(x, y, EVAL, batch_size)
+        callbacks = self._callbacks(
+            callbacks, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )
         self.stop_evaluating = False
         callbacks.on_test_begin()
-        chunks = self._chunks(
+        chunks = self._feed.chunks(
             source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps
         )
-        step = 0
         with chunks:
-            chunk = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
-            for metric in [self._eval_loss] + list(self._eval_metrics.values()):
+            first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
+            for metric in self._eval_metrics.values():
                 metric.reset_state()
-            while chunk is not None:
-                callbacks.on_test_batch_begin(step)
-                self._run_chunk(EVAL, chunk)
-                step += chunk.steps
-                callbacks.on_test_batch_end(step - 1, {})
-                if self.stop_evaluating:
-                    break
-                chunk = next(chunks, None)
-        results = {"loss": _to_python(self._eval_loss.result())}
-        for name, metric in self._eval_metrics.items():
-            results[name] = _to_python(metric.result())
+            for _ in self._loops(EVAL, chunks, callbacks, lambda *_: {}, first=first):
+                pass
+        results = {name: _to_python(metric.result()) for name, metric in self._eval_metrics.items()}
         callbacks.on_test_end(results)
         if return_dict:
             return results
         values = list(results.values())
         return values[0] if len(values) == 1 else values
-
-    def _inference_setup(self, x, y, mode, batch_size, verbose, steps, callbacks):
-        """The source, batch size and callbacks of an evaluate or predict call."""
-        source = self._source(x, y, mode, batch_size or self._batch_sizes[mode])
-        batch_size = self._batch_size(mode, batch_size, source)
-        verbose = 1 if verbose == "auto" else verbose
-        callbacks = keras.callbacks.CallbackList(
-            callbacks,
-            add_progbar=verbose != 0,
-            verbose=verbose,
-            epochs=1,
-            steps=steps or _steps_of(source, batch_size),
-            model=self,
-        )
-        return source, batch_size, callbacks
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Returns `model_fn`'s PREDICT `predictions` for every example.
@@ -1016,29 +634,26 @@ class EstimatorModel(keras.Model):
 
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
-        source, batch_size, callbacks = self._inference_setup(
-            x, None, PREDICT, batch_size, verbose, steps, callbacks
+        source, batch_size = self._source(x, None, PREDICT, batch_size)
+        callbacks = self._callbacks(
+            callbacks, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )
         self.stop_predicting = False
         callbacks.on_predict_begin()
-        chunks = self._chunks(
+        chunks = self._feed.chunks(
             source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps
         )
-        step = 0
+
+        def loop_logs(chunk, outputs, steps, seconds):
+            # One row per example: the steps' batches, padding dropped.
+            return {"outputs": jax.tree.map(
+                lambda a: np.asarray(a).reshape((-1,) + a.shape[2:])[: chunk.size], outputs
+            )}
+
         with chunks:
-            chunk = self._first_chunk(chunks, PREDICT)
-            while chunk is not None:
-                callbacks.on_predict_batch_begin(step)
-                outputs = self._run_chunk(PREDICT, chunk)
-                outputs = jax.tree.map(
-                    lambda a: np.asarray(a).reshape((-1,) + a.shape[2:])[: chunk.size], outputs
-                )
-                step += chunk.steps
-                callbacks.on_predict_batch_end(step - 1, {"outputs": outputs})
-                yield outputs
-                if self.stop_predicting:
-                    break
-                chunk = next(chunks, None)
+            first = self._first_chunk(chunks, PREDICT)
+            for logs in self._loops(PREDICT, chunks, callbacks, loop_logs, first=first):
+                yield logs["outputs"]
         callbacks.on_predict_end()
 
     def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
@@ -1078,6 +693,13 @@ class EstimatorModel(keras.Model):
         export_lib.export_model(self, filepath, format, verbose, input_signature, **kwargs)
 
 
+_CALLBACK_NAMES = {
+    TRAIN: ("train", "stop_training"),
+    EVAL: ("test", "stop_evaluating"),
+    PREDICT: ("predict", "stop_predicting"),
+}
+
+
 def _warn_unmatched_rules(distribution, store):
     """Warns of `layout_map` rules that match no variable of the model."""
     unmatched = getattr(distribution, "unmatched_rules", lambda: [])()
@@ -1100,54 +722,6 @@ class _LoopProgbarLogger(keras.callbacks.ProgbarLogger):
 
     def on_train_batch_end(self, batch, logs=None):
         super().on_train_batch_end(batch, _without_loop_keys(logs or {}))
-
-
-class LoopResult(collections.namedtuple("LoopResult", ["first_step", "losses"])):
-    """What the last training loop did: its first global step, its losses."""
-
-
-def _index(variables, variable):
-    for i, v in enumerate(variables):
-        if v is variable:
-            return i
-    raise ValueError(f"{variable.path} is not one of the optimizer's variables.")
-
-
-def _step_of(step_values):
-    """The global step from its state group: `[iterations]` or `[inference step]`."""
-    return step_values[0]
-
-
-class _InferenceStep:
-    """The global step of a model without a training optimizer.
-
-    It stands in the state like a variable (`value`, `assign`), so that
-    `model_fn` run for evaluation or prediction sees the restored step.
-    """
-
-    def __init__(self):
-        self.value = jnp.zeros((), "int32")
-
-    def assign(self, value):
-        self.value = jnp.asarray(value, "int32")
-
-
-def _leading_dim(tree):
-    leaves = jax.tree.leaves(tree)
-    return leaves[0].shape[0] if leaves else None
-
-
-def _dtype_name(a):
-    return np.dtype(a.dtype).name if np.dtype(a.dtype).kind != "O" else "string"
-
-
-def _steps_of(source, batch_size, drop_remainder=False):
-    """Batches in one pass over `source`, when it is known."""
-    if not isinstance(source, inputs_lib.ArraySource) or not batch_size:
-        return None
-    if drop_remainder:
-        return source.num_examples // batch_size
-    return -(-source.num_examples // batch_size)
 
 
 def _to_python(value):

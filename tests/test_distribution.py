@@ -10,6 +10,7 @@ from jax.sharding import PartitionSpec
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.model import LOOP_LOSSES
 
 IPC = kte.InputPipelineConfig
@@ -225,7 +226,7 @@ def test_input_partition_dims_split_images_over_the_cores(dims, cores, image_sha
     config = _spatial_config(dims, cores)
     distribution = distribute.distribution_for(config)
     images, labels = np.zeros((8, 8, 8, 3), "float32"), np.zeros((8,), "int32")
-    placed_images, placed_labels = distribute.put_batches(
+    placed_images, placed_labels = placement.put_batches(
         (images, labels), distribution, stacked=False,
         partition_dims=config.tpu_config.input_partition_dims,
     )
@@ -271,7 +272,7 @@ def test_input_partition_dims_must_match_the_input(features, dims, message):
     config = _spatial_config(dims, 2)
     distribution = distribute.distribution_for(config)
     with pytest.raises(ValueError, match=message):
-        distribute.input_shardings(
+        placement.input_shardings(
             (features, np.zeros(8)), distribution, stacked=False,
             partition_dims=config.tpu_config.input_partition_dims,
         )

@@ -398,17 +398,6 @@ def test_loop_length_does_not_change_how_often_model_fn_is_traced():
     assert traces[2] == traces[20] == 2
 
 
-def test_the_loop_is_one_compiled_scan():
-    model = make_model(iterations_per_loop=5)
-    model.fit(make_data(n=80), verbose=0)
-    state = model._read_state(kte.ModeKeys.TRAIN)
-    chunk = jax.tree.map(
-        lambda a: np.zeros((5, 16) + a.shape[1:], a.dtype), make_data(n=1)
-    )
-    text = model._loop(kte.ModeKeys.TRAIN, "stacked").lower(state, chunk).as_text()
-    assert text.count("stablehlo.while") == 1
-
-
 def test_memory_budget_splits_the_loop():
     recorder = StepRecorder()
     features, labels = make_data(n=160)
@@ -703,11 +692,21 @@ def test_loops_never_cross_an_aligned_step():
     assert model.global_step == 10
 
 
-def test_last_loop_reports_its_first_step_and_losses():
+def test_each_loop_logs_its_first_step_and_losses():
+    seen = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append((logs["loop_first_step"], logs["loop_losses"].shape))
+
     model = make_model(iterations_per_loop=4)
-    model.fit(make_data(n=16 * 10), verbose=0)
-    assert model.last_loop.first_step == 8
-    assert model.last_loop.losses.shape == (2,)
+    model.fit(make_data(n=16 * 10), callbacks=[Record()], verbose=0)
+    assert seen == [(0, (4,)), (4, (4,)), (8, (2,))]
+
+
+def test_epoch_logs_hold_only_the_loss():
+    history = make_model().fit(make_data(), verbose=0)
+    assert list(history.history) == ["loss"]
 
 
 @pytest.mark.parametrize("method", ["evaluate", "predict"])

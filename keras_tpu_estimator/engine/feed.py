@@ -1,0 +1,164 @@
+"""From the user's input to placed, prefetched chunks of batches.
+
+`Feed` turns what `fit`/`evaluate`/`predict` receive (an `input_fn`, a
+dataset or arrays) into a source (`inputs`), calling an `input_fn` as
+`per_host_input_for_training` deploys it (`context.plan_input`); cuts the
+source into chunks, one per on-device loop; places each chunk on the
+devices (`placement`) on a background thread, one chunk ahead. Training
+arrays small enough are placed on every device once (`resident`), and the
+chunks then hold only example indices into them.
+"""
+
+import jax
+
+from keras_tpu_estimator import context as context_lib
+from keras_tpu_estimator import distribute
+from keras_tpu_estimator import inputs as inputs_lib
+from keras_tpu_estimator.engine import placement
+from keras_tpu_estimator.spec import ModeKeys
+
+BATCH_SIZE_NAMES = {
+    ModeKeys.TRAIN: "train_batch_size",
+    ModeKeys.EVAL: "eval_batch_size",
+    ModeKeys.PREDICT: "predict_batch_size",
+}
+
+
+class Feed:
+    """The input side of one model.
+
+    Args:
+        distribution: the model's `keras.distribution` layout.
+        config: the `RunConfig`.
+        params: the user's params (an `input_fn` receives them, with
+            `batch_size` and `context`).
+        use_tpu: whether the model runs on the accelerators.
+        max_loop_bytes: the most input bytes one loop may stack.
+        max_resident_bytes: the most bytes of training arrays placed on
+            every device once (0 turns it off).
+    """
+
+    def __init__(self, distribution, config, params, use_tpu, max_loop_bytes, max_resident_bytes):
+        self.distribution = distribution
+        self.num_replicas = distribute.num_replicas(distribution)
+        self._config = config
+        self._params = params
+        self._use_tpu = use_tpu
+        self.max_loop_bytes = max_loop_bytes
+        self.max_resident_bytes = max_resident_bytes
+
+    def source(self, x, y, mode, batch_size):
+        """The input as a source of this process's rows of each batch."""
+        if not callable(x) or inputs_lib.is_dataset(x):
+            return inputs_lib.as_source(x, y, mode=mode, config=self._config)
+        plan = context_lib.plan_input(
+            self._config.tpu_config,
+            mode,
+            batch_size,
+            self.num_replicas,
+            distribute.cores_per_replica(self.distribution),
+            use_tpu=self._use_tpu,
+        )
+        sources = [
+            inputs_lib.as_source(x, y, params=self._input_fn_params(c), mode=mode,
+                                 config=self._config)
+            for c in plan.contexts
+        ]
+        if len(sources) == 1 and plan.group == 1:
+            return sources[0]
+        return inputs_lib.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
+
+    def _input_fn_params(self, context):
+        params = dict(self._params, context=context)
+        if context.batch_size is not None:
+            params["batch_size"] = context.batch_size
+        return params
+
+    def check_batch_size(self, mode, batch_size, source):
+        """Validates the global batch size for `source`; returns it."""
+        name = BATCH_SIZE_NAMES[mode]
+        if batch_size is None and isinstance(source, inputs_lib.ArraySource):
+            raise ValueError(
+                f"A batch size is required to batch arrays: give `{name}` to "
+                "EstimatorModel or `batch_size` to this call."
+            )
+        distribute.check_batch_size(name, batch_size, self.num_replicas)
+        return batch_size
+
+    def resident(self, source):
+        """Training arrays placed on every device once, or None."""
+        if (
+            not isinstance(source, inputs_lib.ArraySource)
+            or jax.process_count() > 1
+            or source.nbytes > self.max_resident_bytes
+        ):
+            return None
+        return placement.put_replicated(source.data, self.distribution)
+
+    def gather(self, data, rows):
+        """The batch of `rows` of resident `data`, laid out as a placed batch."""
+        batch = jax.tree.map(lambda a: a[rows], data)
+        shardings = placement.input_shardings(
+            batch, self.distribution, stacked=False,
+            partition_dims=self._config.tpu_config.input_partition_dims,
+        )
+        return jax.tree.map(jax.lax.with_sharding_constraint, batch, shardings)
+
+    def chunks(self, source, mode, batch_size, steps, remainder, **kwargs):
+        """Chunks of `source` placed on the devices, prefetched.
+
+        Args:
+            source: a source of `source`.
+            mode: a `ModeKeys` value (PREDICT drops the labels).
+            batch_size: the global batch size.
+            steps: steps per chunk, or `steps(position)`.
+            remainder: what a final short batch does (`inputs.DROP`,
+                `EXACT` or `PAD`).
+            **kwargs: passed to the source's `chunks`.
+
+        Returns:
+            An iterator of placed `inputs.Chunk`s and a context manager
+            that stops its producer.
+        """
+        per_process = None if batch_size is None else batch_size // jax.process_count()
+        chunks = source.chunks(
+            per_process, steps, remainder=remainder, max_bytes=self.max_loop_bytes, **kwargs
+        )
+        partition_dims = self._config.tpu_config.input_partition_dims
+
+        def place(chunk):
+            data = chunk.data
+            if mode == ModeKeys.PREDICT and isinstance(data, tuple):
+                data = (data[0], None)  # As Estimator: labels are not predicted from.
+            global_size = chunk.size * jax.process_count()
+            divisible = chunk.stacked or global_size % self.num_replicas == 0
+            # Resident training data arrives as example indices: not partitioned.
+            data = placement.put_batches(
+                data, self.distribution, chunk.stacked, divisible,
+                partition_dims if isinstance(data, tuple) else None,
+            )
+            return chunk._replace(data=data)
+
+        return inputs_lib.prefetch(chunks, place)
+
+
+def sample_of(chunk, resident=None):
+    """The shapes and dtypes of one batch of `chunk` (one step's input)."""
+    if resident is not None:
+        rows = chunk.data.shape[1]
+        return jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct((rows,) + a.shape[1:], a.dtype), resident
+        )
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape[1:] if chunk.stacked else a.shape, a.dtype),
+        chunk.data,
+    )
+
+
+def steps_of(source, batch_size, drop_remainder=False):
+    """Batches in one pass over `source`, when it is known."""
+    if not isinstance(source, inputs_lib.ArraySource) or not batch_size:
+        return None
+    if drop_remainder:
+        return source.num_examples // batch_size
+    return -(-source.num_examples // batch_size)

@@ -1,0 +1,229 @@
+"""Calling `model_fn`, and reading what its spec asks for.
+
+`ModelFnProgram` calls the user's `model_fn` with the model's params and
+config against a variable store. Building a mode runs it once on symbolic
+tensors (`build`); the spec it returns is then read into plain values:
+`Training` (how to train), the evaluation metrics, the hooks.
+"""
+
+from typing import Callable
+from typing import NamedTuple
+from typing import Optional
+
+import jax
+import keras
+import numpy as np
+
+from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import initialization
+from keras_tpu_estimator import scope
+from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.metrics import MetricUpdate
+from keras_tpu_estimator.model_fn import call_model_fn
+from keras_tpu_estimator.spec import ModeKeys
+
+
+class Training(NamedTuple):
+    """How the TRAIN spec trains, read once when TRAIN is built.
+
+    Attributes:
+        optimizer: the Keras optimizer applying the gradients, or None when
+            training by assignment.
+        by_assignment: whether the spec's `train_op` is a TF1 training op
+            (`compat.v1` optimizers, `assign`): see `train_ops`.
+        variables: the variables differentiated.
+        host_call_fn: the function of the spec's `host_call`, or None.
+    """
+
+    optimizer: Optional[keras.optimizers.Optimizer]
+    by_assignment: bool
+    variables: list
+    host_call_fn: Optional[Callable]
+
+
+class ModelFnProgram:
+    """A `model_fn` with its params and config, called against a store.
+
+    Args:
+        model_fn: the user's `model_fn`.
+        params: the user's params (a dict, checked).
+        config: the `RunConfig`.
+        use_tpu: passed to `model_fn` as `params['use_tpu']`.
+    """
+
+    def __init__(self, model_fn, params, config, use_tpu):
+        self.model_fn = model_fn
+        self.params = params
+        self.config = config
+        self.use_tpu = use_tpu
+
+    def model_fn_params(self, batch_size):
+        """`params` as `model_fn` receives them for a batch of `batch_size`."""
+        params = dict(self.params, use_tpu=self.use_tpu)
+        if batch_size is not None:
+            params["batch_size"] = batch_size
+        return params
+
+    def call(self, store, features, labels, mode, global_step, building, config=None):
+        """Calls `model_fn` with its variables in `store`; returns the spec."""
+        with scope.model_fn_context(
+            store, mode, building, global_step, training=mode == ModeKeys.TRAIN
+        ):
+            return call_model_fn(
+                self.model_fn,
+                features,
+                labels,
+                mode,
+                self.model_fn_params(leading_dim(features)),
+                config or self.config,
+            )
+
+    def build(self, store, mode, batch, step_dtype):
+        """Runs `model_fn` once on symbolic tensors shaped like `batch`.
+
+        Layers and variables are created with real values, and no layer
+        update (a BatchNormalization moving average) happens. Assignments
+        (TF1 train ops) change nothing; `init_from_checkpoint` and
+        `scaffold_fn` initialize what this pass created, after it.
+
+        Returns:
+            `(spec, reports)`: the spec, and the `init_from_checkpoint`
+            reports of this pass.
+        """
+        features, labels = jax.tree.map(
+            lambda a: keras.KerasTensor(a.shape, dtype=dtype_name(a)), batch
+        )
+        if mode == ModeKeys.PREDICT:
+            labels = None
+        # The step is symbolic too; constants mix with symbolic tensors.
+        step = keras.KerasTensor((), dtype=step_dtype)
+        with initialization.build_pass(store) as build:
+            with _keras_internals.symbolic_operands():
+                spec = self.call(store, features, labels, mode, step, True)
+            initialization.run_scaffold(spec)
+        return spec, build.reports
+
+
+def hooks_of(spec, mode):
+    """The spec's hooks for `mode`."""
+    return {
+        ModeKeys.TRAIN: spec.training_hooks,
+        ModeKeys.EVAL: spec.evaluation_hooks,
+        ModeKeys.PREDICT: spec.prediction_hooks,
+    }[mode]
+
+
+def read_training(spec, store, fallback_optimizer):
+    """Reads how the TRAIN `spec` trains.
+
+    Args:
+        spec: the TRAIN spec of the build pass.
+        store: the model's store (its variables after the build).
+        fallback_optimizer: the compiled optimizer, for `train_op=None`.
+
+    Returns:
+        A `Training`.
+
+    Raises:
+        ValueError: for a loss that is not a scalar, a TF1 `global_step`
+            with a Keras optimizer, or no optimizer at all.
+        TypeError: for a `train_op` of another kind.
+    """
+    if tuple(spec.loss.shape) not in ((), (1,)):
+        raise ValueError(
+            f"The loss returned by model_fn must be a scalar. Received "
+            f"shape: {tuple(spec.loss.shape)}"
+        )
+    host_call_fn = spec.host_call[0] if spec.host_call is not None else None
+    variables = list(store.trainable_variables)
+    optimizer = spec.train_op
+    if optimizer is not None and train_ops.is_train_op(optimizer):
+        return Training(None, True, variables, host_call_fn)
+    if train_ops.global_step_variable(store) is not None:
+        raise ValueError(
+            "model_fn created the TF1 `global_step` variable "
+            "(compat.v1.train.get_or_create_global_step) but trains with a "
+            "Keras optimizer, which counts steps itself: read the step with "
+            "kte.get_global_step(), or train with a compat.v1.train optimizer."
+        )
+    if optimizer is None:
+        optimizer = fallback_optimizer
+        if optimizer is None:
+            raise ValueError(
+                "model_fn returned train_op=None and the model has no "
+                "optimizer: return a keras optimizer as `train_op`, or "
+                "call `compile(optimizer=...)`."
+            )
+    elif not isinstance(optimizer, keras.optimizers.Optimizer):
+        raise TypeError(
+            "`train_op` must be None, a keras.optimizers.Optimizer, or what "
+            "a compat.v1 training op returns (minimize, apply_gradients, "
+            f"group, assign). Received: {optimizer!r}"
+        )
+    return Training(optimizer, False, variables, host_call_fn)
+
+
+def metric_values(spec):
+    """`metric_fn(*tensors)` of the spec's `eval_metrics`: `{name: value}`."""
+    if spec.eval_metrics is None:
+        return {}
+    metric_fn, tensors = spec.eval_metrics
+    values = metric_fn(**tensors) if isinstance(tensors, dict) else metric_fn(*tensors)
+    if not isinstance(values, dict):
+        raise ValueError(
+            "metric_fn must return a dict of metric name to value. "
+            f"Received: {values!r}"
+        )
+    return values
+
+
+def new_metrics(spec, existing):
+    """The Keras metrics for the EVAL `spec`'s metric values not in `existing`.
+
+    A `kte.metrics` function's update creates its metric; a scalar is
+    averaged (`keras.metrics.Mean`).
+
+    Returns:
+        `{name: keras.metrics.Metric}`.
+
+    Raises:
+        ValueError: for a metric named `loss` or a non-scalar value.
+        TypeError: for a metric factory that returns no Keras metric.
+    """
+    metrics = {}
+    for name, value in metric_values(spec).items():
+        if name in existing:
+            continue
+        if name == "loss":
+            raise ValueError(
+                "eval_metrics must not define 'loss': it is always "
+                "reported from the spec's loss."
+            )
+        if isinstance(value, MetricUpdate):
+            metric = value.factory()
+            if not isinstance(metric, keras.metrics.Metric):
+                raise TypeError(
+                    f"The factory of metric '{name}' must return a "
+                    f"keras.metrics.Metric. It returned: {metric!r}"
+                )
+        elif tuple(getattr(value, "shape", ())) == ():
+            metric = keras.metrics.Mean(name=name)
+        else:
+            raise ValueError(
+                f"metric_fn returned '{name}' with shape "
+                f"{tuple(value.shape)}: a metric value must be a scalar "
+                "or a kte.metrics function."
+            )
+        metrics[name] = metric
+    return metrics
+
+
+def leading_dim(tree):
+    """The leading dimension of the first leaf of `tree` (None without leaves)."""
+    leaves = jax.tree.leaves(tree)
+    return leaves[0].shape[0] if leaves else None
+
+
+def dtype_name(a):
+    """The Keras dtype name of an array or shape/dtype struct."""
+    return np.dtype(a.dtype).name if np.dtype(a.dtype).kind != "O" else "string"
