@@ -35,6 +35,9 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 
+from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator.engine import loop as loop_lib
+
 _AXIS = "batch"
 _STRATEGIES = []  # The strategies whose scope() is active, innermost last.
 _TOWERS = [None]  # The tower context of the code being traced, or None.
@@ -182,13 +185,14 @@ class MultiStepContext:
     def __init__(self):
         self.last_step_outputs = {}
         self.non_tensor_outputs = {}
-        self._aggregations = {}
+        # `{name: aggregation}` of `set_last_step_output`.
+        self.aggregations = {}
         self.run_op = None
 
     def set_last_step_output(self, name, output, aggregation=None):
         """Records `output` (reduced with `aggregation` if given) under `name`."""
         self.last_step_outputs[name] = output
-        self._aggregations[name] = aggregation
+        self.aggregations[name] = aggregation
 
     def set_non_tensor_output(self, name, output):
         """Records a Python value under `name`."""
@@ -243,7 +247,8 @@ class TPUStrategy:
         mesh = keras.distribution.DeviceMesh((len(devices),), (_AXIS,), devices)
         self.distribution = _TrackingDataParallel(mesh)
         self._mesh = mesh.backend_mesh
-        self._programs = {}
+        self._programs = loop_lib.LoopPrograms()
+        self._traced = {}
         self._session_config = None
 
     # ------------------------------------------------------------------
@@ -553,11 +558,10 @@ class TPUStrategy:
         stacked = jax.device_put(stacked, jax.tree.map(lambda _: sharding, stacked))
         variables = [v for _, v in sorted(self.distribution.created.items())]
         key = (fn, iterations, tuple(id(v) for v in variables))
-        if key not in self._programs:
-            traced = MultiStepContext()  # Filled in while `fn` is traced.
-            program = jax.jit(functools.partial(self._loop, fn, variables, traced))
-            self._programs[key] = program, traced
-        program, traced = self._programs[key]
+        traced = self._traced.setdefault(key, MultiStepContext())  # Filled while tracing.
+        program = self._programs.get(
+            key, functools.partial(self._step, fn, variables, traced), loop_lib.STACKED
+        )
         values, outputs = program([v.value for v in variables], stacked)
         for variable, value in zip(variables, values):
             variable.assign(value)
@@ -566,30 +570,21 @@ class TPUStrategy:
         context.last_step_outputs = jax.tree.map(lambda a: a[-1], outputs)
         return context
 
-    def _loop(self, fn, variables, context, values, stacked):
-        def step(values, batch):
-            mapping = list(zip(variables, values))
-            with keras.StatelessScope(state_mapping=mapping) as scope:
-                inputs = jax.tree.map(
-                    lambda a: PerReplica(a, False, self.num_towers), batch
-                )
-                inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-                fn(context, *inputs)
-                new = [
-                    scope.get_current_value(v) if scope.get_current_value(v) is not None else old
-                    for v, old in zip(variables, values)
-                ]
-            outputs = {}
-            for name, value in context.last_step_outputs.items():
-                aggregation = context._aggregations.get(name)
-                if aggregation is not None:
-                    value = self.reduce(aggregation, value)
-                elif _is_per_replica(value):
-                    value = value.per_tower()
-                outputs[name] = value
-            return new, outputs
-
-        return jax.lax.scan(step, values, stacked)
+    def _step(self, fn, variables, context, values, batch):
+        """One step of `run_steps_on_dataset`: `(values, batch) -> (values, outputs)`."""
+        with _keras_internals.bound_values(variables, values):
+            inputs = jax.tree.map(lambda a: PerReplica(a, False, self.num_towers), batch)
+            fn(context, *(inputs if isinstance(inputs, tuple) else (inputs,)))
+            new = _keras_internals.current_values(variables)
+        outputs = {}
+        for name, value in context.last_step_outputs.items():
+            aggregation = context.aggregations.get(name)
+            if aggregation is not None:
+                value = self.reduce(aggregation, value)
+            elif _is_per_replica(value):
+                value = value.per_tower()
+            outputs[name] = value
+        return new, outputs
 
 
 class DistributedDataset:
