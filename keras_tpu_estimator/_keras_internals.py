@@ -97,21 +97,6 @@ def learning_rate_override(optimizer, rate):
 
 
 @contextlib.contextmanager
-def absolute_name_scope(path):
-    """Variables created inside the block are named `path/<name>`, whatever scopes are open.
-
-    `path` may be `""` (the top level) or hold `/`; Keras's own
-    `name_scope(override_parent=...)` cannot express either.
-    """
-    import keras
-
-    with top_level_name_scope(), contextlib.ExitStack() as scopes:
-        for part in filter(None, path.split("/")):
-            scopes.enter_context(keras.name_scope(part))
-        yield
-
-
-@contextlib.contextmanager
 def assignments_ignored():
     """`Variable.assign` (and `assign_add`/`assign_sub`) change nothing inside the block.
 
@@ -133,6 +118,28 @@ def assignments_ignored():
         yield
     finally:
         Variable.assign = original
+
+
+def batch_moments(layer, inputs, mask):
+    """The batch mean and biased variance a `keras.layers.BatchNormalization` would use.
+
+    Computed over the layer's reduction axes (every axis but `layer.axis`),
+    with `mask` as `layer.call` applies it.
+
+    Args:
+        layer: a built `keras.layers.BatchNormalization`.
+        inputs: the batch.
+        mask: None, or a mask of the batch's leading axes.
+
+    Returns:
+        A `(mean, variance)` pair of tensors shaped like the layer's `gamma`.
+    """
+    return layer._moments(inputs, mask)
+
+
+def batch_reduction_axes(layer):
+    """The axes a built `keras.layers.BatchNormalization` reduces over (all but `axis`)."""
+    return layer._reduction_axes
 
 
 def hidden_endpoint(archive, name, fn, input_signature, **kwargs):

@@ -302,7 +302,7 @@ def create_global_step(store):
     variable = global_step_variable(store)
     if variable is None:
         dtype = "int64" if jax.config.jax_enable_x64 else "int32"
-        with _keras_internals.absolute_name_scope(""):
+        with _keras_internals.top_level_name_scope():
             variable = keras.Variable(
                 np.zeros((), dtype), dtype=dtype, trainable=False, name=GLOBAL_STEP
             )

@@ -83,6 +83,32 @@ def test_learning_rate_override_applies_then_restores():
     assert float(optimizer.learning_rate.value) == 1.0
 
 
+def test_assignments_ignored_changes_no_variable_then_restores():
+    variable = keras.Variable(np.ones((2,), "float32"))
+    with _keras_internals.assignments_ignored():
+        value = np.full((2,), 5.0, "float32")
+        np.testing.assert_array_equal(variable.assign(value), value)
+        variable.assign_add(np.ones((2,), "float32"))  # Keras's assign_add calls assign.
+        variable.assign_sub(np.ones((2,), "float32"))
+        optimizer = keras.optimizers.SGD(1.0)
+        optimizer.apply([np.ones((2,), "float32")], [variable])
+        np.testing.assert_array_equal(variable.value, np.ones(2))
+        with pytest.raises(ValueError, match="shape"):
+            variable.assign(np.ones((3,), "float32"))
+    variable.assign(np.full((2,), 4.0, "float32"))
+    np.testing.assert_array_equal(variable.value, np.full(2, 4.0))
+
+
+def test_batch_moments_and_reduction_axes_of_batch_normalization():
+    layer = keras.layers.BatchNormalization(axis=-1)
+    inputs = np.random.default_rng(0).normal(size=(4, 3, 2, 5)).astype("float32")
+    layer.build(inputs.shape)
+    assert list(_keras_internals.batch_reduction_axes(layer)) == [0, 1, 2]
+    mean, variance = _keras_internals.batch_moments(layer, inputs, None)
+    np.testing.assert_allclose(mean, inputs.mean(axis=(0, 1, 2)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(variance, inputs.var(axis=(0, 1, 2)), rtol=1e-5, atol=1e-6)
+
+
 def test_top_level_name_scope_starts_paths_at_the_top_then_restores():
     with keras.name_scope("outer"):
         with _keras_internals.top_level_name_scope():

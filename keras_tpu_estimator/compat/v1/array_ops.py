@@ -13,7 +13,8 @@ import numpy as np
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
-from keras_tpu_estimator.compat.v1.ops import _shape
+# A private alias: `array_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

@@ -18,16 +18,8 @@ import numpy as np
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
-
-
-def _static(value):
-    """`value` as a numpy array, or None when it is only known at run time."""
-    if isinstance(value, keras.KerasTensor):
-        return None
-    try:
-        return np.asarray(value)
-    except Exception:  # A tracer: its value exists only inside the compiled step.
-        return None
+# A private alias: `check_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import static_value as _static
 
 
 def _fail(message, text):

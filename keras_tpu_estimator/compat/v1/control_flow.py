@@ -13,7 +13,7 @@ lr = tf1.cond(global_step < warmup_steps, lambda: warmup_lr, lambda: decayed_lr)
 
 from keras import ops
 
-from keras_tpu_estimator.compat.v1.check_ops import _static
+from keras_tpu_estimator.compat.v1._op_helpers import static_value as _static
 
 
 def _static_bool(pred):

@@ -14,8 +14,12 @@ total = loss + tf1.add_n(tf1.get_collection("my_losses"))
 """
 
 import contextlib
+import re
 
 from keras_tpu_estimator import scope
+# Private aliases: `graph`'s public names are TF1's (the converter reads them).
+from keras_tpu_estimator.compat.v1._variable_views import global_variables as _global_variables
+from keras_tpu_estimator.compat.v1._variable_views import trainable_variables as _trainable_variables
 
 
 class GraphKeys:
@@ -109,17 +113,13 @@ def get_collection(key, scope=None):
     reg_loss = tf1.add_n(tf1.get_collection(tf1.GraphKeys.REGULARIZATION_LOSSES))
     ```
     """
-    from keras_tpu_estimator.compat.v1 import variables
-
     if key == GraphKeys.TRAINABLE_VARIABLES:
-        return variables.trainable_variables(scope)
+        return _trainable_variables(scope)
     if key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.MODEL_VARIABLES):
-        return variables.global_variables(scope)
+        return _global_variables(scope)
     items = list(current_graph().collections.get(key, []))
     if scope is None:
         return items
-    import re
-
     return [i for i in items if hasattr(i, "name") and re.match(scope, i.name)]
 
 

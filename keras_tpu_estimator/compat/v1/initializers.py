@@ -149,20 +149,6 @@ variance_scaling = variance_scaling_initializer
 orthogonal = orthogonal_initializer
 
 
-def _resolve(initializer):
-    """Returns a Keras initializer (or constant) from what TF1 code passes.
-
-    Accepts an initializer object, an initializer class (instantiated with
-    its defaults, as TF1 does), a Keras initializer name, a callable
-    `(shape, dtype)` or a constant; None stays None.
-    """
-    if isinstance(initializer, type):
-        return initializer()
-    if isinstance(initializer, str):
-        return keras.initializers.get(initializer)
-    return initializer
-
-
 __all__ = [
     "constant", "constant_initializer", "glorot_normal", "glorot_normal_initializer",
     "glorot_uniform", "glorot_uniform_initializer", "he_normal", "he_uniform", "lecun_normal",

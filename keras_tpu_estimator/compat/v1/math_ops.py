@@ -12,9 +12,10 @@ accuracy = tf1.div_no_nan(correct, total)
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
-from keras_tpu_estimator.compat.v1.ops import _axis
-from keras_tpu_estimator.compat.v1.ops import _keepdims
-from keras_tpu_estimator.compat.v1.ops import _unary
+# Private aliases: `math_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
+from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
+from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
 
 
 def div_no_nan(x, y, name=None):

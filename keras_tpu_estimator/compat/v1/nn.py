@@ -11,8 +11,9 @@ loss = tf1.reduce_mean(tf1.nn.sparse_softmax_cross_entropy_with_logits(
 
 from keras import ops
 
-from keras_tpu_estimator.compat.v1 import _row_gather
 from keras_tpu_estimator.compat.v1 import ops as tf1_ops
+# A private alias: `nn` is `tf1.nn`, and `take_rows` is not a TF1 name.
+from keras_tpu_estimator.compat.v1._row_gather import take_rows as _take_rows
 
 
 def relu(features, name=None):
@@ -195,7 +196,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         params = params[0]
     if max_norm is not None:
         raise NotImplementedError("embedding_lookup(max_norm=...) is not supported.")
-    return _row_gather.take_rows(params, ops.cast(ids, "int32"))
+    return _take_rows(params, ops.cast(ids, "int32"))
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -22,23 +22,13 @@ import builtins
 import numpy as np
 from keras import ops
 
-from keras_tpu_estimator.compat.v1 import _row_gather
 from keras_tpu_estimator.compat.v1 import dtypes
-
-
-def _axis(axis, reduction_indices=None, name="axis"):
-    if axis is not None and reduction_indices is not None:
-        raise ValueError("Give `axis` or `reduction_indices`, not both.")
-    axis = axis if axis is not None else reduction_indices
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    if isinstance(axis, np.ndarray):
-        axis = tuple(int(a) for a in axis.reshape(-1))
-    return axis
-
-
-def _keepdims(keepdims, keep_dims):
-    return bool(keepdims if keepdims is not None else keep_dims)
+# Private aliases: `ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
+from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
+from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
+from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
+from keras_tpu_estimator.compat.v1._row_gather import take_rows as _take_rows
 
 
 def _reduction(keras_op, doc):
@@ -135,12 +125,6 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with `value`."""
     return ops.full(_shape(dims), value)
-
-
-def _shape(shape):
-    if isinstance(shape, int) or np.ndim(shape) == 0:
-        return (int(shape),)
-    return tuple(int(d) for d in np.asarray(shape).reshape(-1))
 
 
 def shape(input, name=None, out_type="int32"):  # noqa: A002
@@ -244,7 +228,7 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
             "take_along_axis or reshape the batch into the indices."
         )
     if axis in (None, 0):
-        return _row_gather.take_rows(params, indices)
+        return _take_rows(params, indices)
     return ops.take(params, indices, axis=axis)
 
 
@@ -376,14 +360,6 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 def _binary(keras_op, doc):
     def apply(x, y, name=None):
         return keras_op(x, y)
-
-    apply.__doc__ = doc
-    return apply
-
-
-def _unary(keras_op, doc):
-    def apply(x, name=None):
-        return keras_op(x)
 
     apply.__doc__ = doc
     return apply

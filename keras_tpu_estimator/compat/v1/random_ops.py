@@ -13,7 +13,8 @@ import keras
 
 from keras_tpu_estimator import scope
 from keras_tpu_estimator.compat.v1 import dtypes
-from keras_tpu_estimator.compat.v1.ops import _shape
+# A private alias: `random_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 
 
 def _dtype(dtype):

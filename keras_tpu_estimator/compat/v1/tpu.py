@@ -23,7 +23,7 @@ train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
 ```
 """
 
-from keras_tpu_estimator.compat.v1.train import Optimizer
+from keras_tpu_estimator.compat.v1._optimizers import Optimizer
 from keras_tpu_estimator.compat.v1.variables import bfloat16_scope  # noqa: F401
 from keras_tpu_estimator.compat.v1.unsupported import outside_compilation  # noqa: F401
 

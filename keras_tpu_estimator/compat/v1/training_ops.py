@@ -17,7 +17,7 @@ import keras
 from keras import ops
 
 from keras_tpu_estimator import train_ops
-from keras_tpu_estimator.compat.v1.variables import keras_variable
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.train_ops import TrainOp
 
 

@@ -15,7 +15,8 @@ library's variable store:
   "already exists" error;
 - `trainable_variables()` / `global_variables()` list the variables used so
   far in this call, in creation order, as `VariableView`s whose `.name` is
-  TF1's `scope/var:0`.
+  TF1's `scope/var:0` (they live in `_variable_views`, shared with `graph`,
+  and are exported here as well).
 
 A variable is created on the first (build) call of `model_fn` and found again
 on every later call, as with `kte.get_variable`, which these functions build
@@ -33,7 +34,6 @@ decay_vars = [v for v in tf1.trainable_variables()
 
 import contextlib
 import enum
-import re
 
 import keras
 
@@ -41,6 +41,16 @@ from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import scope
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1 import initializers
+# A private alias: the converter reads this module's public names as TF1's.
+from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer as _resolve_initializer
+# The views and collections, exported here as they always were.
+from keras_tpu_estimator.compat.v1._variable_views import TensorShape  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import VariableView  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import all_variables  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import global_variables  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import model_variables  # noqa: F401
+from keras_tpu_estimator.compat.v1._variable_views import trainable_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import current_graph
@@ -254,7 +264,19 @@ def _used_paths():
     return found
 
 
-def _check_reuse(path, reuse, what="Variable", used_paths=None):
+def check_reuse(path, reuse, what="Variable", used_paths=None):
+    """Raises TF1's error when `path`'s use in this call contradicts `reuse`.
+
+    Args:
+        path: the variable's (or layer's) full path.
+        reuse: the scope's reuse: None/False, True or `AUTO_REUSE`.
+        what: `"Variable"` or `"Layer"`, for the message.
+        used_paths: the paths used so far in this call, if already known.
+
+    Raises:
+        ValueError: `reuse=True` for a path not used yet in this call, or
+            no reuse for one already used.
+    """
     used = path in (_used_paths() if used_paths is None else used_paths)
     if reuse is True and not used:
         raise ValueError(
@@ -279,7 +301,7 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
     graph = current_graph()
     reuse = get_variable_scope().reuse
     used_paths = _used_paths()
-    _check_reuse(name, reuse, used_paths=used_paths)
+    check_reuse(name, reuse, used_paths=used_paths)
     existing = used_paths.get(name)
     if isinstance(existing, keras.Variable) and name not in scope.used_in_call():
         return existing  # A layer's variable, shared by name.
@@ -289,7 +311,7 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if graph.bfloat16 and dtype == dtypes.bfloat16:
         # bfloat16_scope: stored in float32, read in bfloat16 (TF1's getter).
         dtype, cast_to = dtypes.float32, dtypes.bfloat16
-    initializer = initializers._resolve(initializer)
+    initializer = _resolve_initializer(initializer)
     if initializer is None:
         initializer = _default_initializer(dtype)
     parent, _, last = name.rpartition("/")
@@ -377,171 +399,6 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if getter is not None:
         return getter(_true_getter, full, **kwargs)
     return _true_getter(full, **kwargs)
-
-
-class TensorShape(tuple):
-    """A static shape with TF1's `as_list()` and `ndims`."""
-
-    def as_list(self):
-        return list(self)
-
-    @property
-    def ndims(self):
-        return len(self)
-
-    @property
-    def rank(self):
-        return len(self)
-
-
-class VariableView:
-    """A store variable as TF1 code sees it.
-
-    `.name` is TF1's `scope/var:0` and `.op.name` is `scope/var`; the view
-    reads as the variable's value in any `tf1`, `keras.ops` or `jax.numpy`
-    operation, and `assign` / `assign_add` / `assign_sub` reach the variable.
-    Two views of one variable are equal and hash alike.
-
-    Attributes:
-        variable: the `keras.Variable` behind the view.
-    """
-
-    def __init__(self, variable):
-        self.variable = variable
-
-    @property
-    def name(self):
-        return f"{self.variable.path}:0"
-
-    @property
-    def op(self):
-        return _Op(self.variable.path)
-
-    @property
-    def shape(self):
-        return TensorShape(self.variable.shape)
-
-    def get_shape(self):
-        return self.shape
-
-    @property
-    def dtype(self):
-        return dtypes.as_dtype(self.variable.dtype)
-
-    @property
-    def trainable(self):
-        return self.variable.trainable
-
-    def value(self):
-        return self.variable.value
-
-    read_value = value
-
-    def assign(self, value, use_locking=None, name=None, read_value=True):
-        self.variable.assign(value)
-        return self.variable.value
-
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        self.variable.assign_add(delta)
-        return self.variable.value
-
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        self.variable.assign_sub(delta)
-        return self.variable.value
-
-    def __jax_array__(self):
-        return self.variable.value
-
-    def __array__(self, dtype=None, copy=None):
-        return self.variable.__array__(dtype)
-
-    def __eq__(self, other):
-        return isinstance(other, VariableView) and other.variable is self.variable
-
-    def __hash__(self):
-        return id(self.variable)
-
-    def __repr__(self):
-        return f"<tf1 Variable '{self.name}' shape={self.shape} dtype={self.dtype}>"
-
-
-class _Op:
-    def __init__(self, name):
-        self.name = name
-
-
-def _delegate(method):
-    def call(self, *args):
-        return getattr(self.variable, method)(*args)
-
-    call.__name__ = method
-    return call
-
-
-for _method in (
-    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-    "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
-    "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
-    "__pos__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
-):
-    setattr(VariableView, _method, _delegate(_method))
-
-
-def keras_variable(variable):
-    """Returns the `keras.Variable` behind a `VariableView` (or the variable itself)."""
-    return variable.variable if isinstance(variable, VariableView) else variable
-
-
-def _used_variables(trainable_only):
-    found, seen = [], set()
-    for owner in scope.used_in_call().values():
-        if isinstance(owner, keras.Variable):
-            candidates = [owner]
-        else:
-            candidates = owner.trainable_weights if trainable_only else owner.weights
-        for variable in candidates:
-            if id(variable) not in seen and (variable.trainable or not trainable_only):
-                seen.add(id(variable))
-                found.append(VariableView(variable))
-    return found
-
-
-def _filter(views, scope_regex):
-    if scope_regex is None:
-        return views
-    return [v for v in views if re.match(scope_regex, v.name)]
-
-
-def trainable_variables(scope=None):
-    """Returns the trainable variables `model_fn` has used so far in this call.
-
-    In creation order, as TF1's graph collection: variables of the
-    `tf1.layers`, of `get_variable` and of `kte.get_or_create_layer` layers.
-
-    Args:
-        scope: keep only variables whose TF1 name matches this regular
-            expression at its start.
-
-    Returns:
-        A list of `VariableView` (`.name` like `dense/kernel:0`).
-
-    Example:
-
-    ```python
-    l2 = tf1.add_n([tf1.nn.l2_loss(v) for v in tf1.trainable_variables()
-                    if "batch_normalization" not in v.name])
-    ```
-    """
-    return _filter(_used_variables(True), scope)
-
-
-def global_variables(scope=None):
-    """Like `trainable_variables`, with the non-trainable ones (moving statistics)."""
-    return _filter(_used_variables(False), scope)
-
-
-all_variables = global_variables
-model_variables = global_variables
 
 
 @contextlib.contextmanager

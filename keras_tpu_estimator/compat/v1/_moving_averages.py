@@ -1,0 +1,130 @@
+"""`tf.compat.v1.train.ExponentialMovingAverage`: shadow copies of variables.
+
+The shadows are store variables named `<var>/ExponentialMovingAverage`, so
+TF1 checkpoints and `variables_to_restore` keep working. Exported as
+`tf1.train.ExponentialMovingAverage`.
+"""
+
+import keras
+from keras import ops
+
+from keras_tpu_estimator.compat.v1._global_step import is_step_global_step
+from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
+from keras_tpu_estimator.compat.v1._train_variables import resolve_value
+from keras_tpu_estimator.compat.v1._train_variables import store_variable
+from keras_tpu_estimator.compat.v1._train_variables import unique_path
+from keras_tpu_estimator.compat.v1._variable_views import VariableView
+from keras_tpu_estimator.compat.v1._variable_views import global_variables
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
+from keras_tpu_estimator.compat.v1.training_ops import assign
+from keras_tpu_estimator.train_ops import TrainOp
+
+
+class ExponentialMovingAverage:
+    """Shadow copies of variables, as `tf.compat.v1.train.ExponentialMovingAverage`.
+
+    `apply(var_list)` creates a shadow `<var>/ExponentialMovingAverage` per
+    variable (starting at the variable's value) and, each step, moves it:
+    `shadow -= (1 - decay) * (shadow - var)`. With `num_updates`, the decay
+    is `min(decay, (1 + num_updates) / (10 + num_updates))`; the model's
+    global step as `num_updates` counts the current step (TF1 read it after
+    the optimizer's increment). Call `apply`
+    after the optimizer's op so the shadows follow the updated weights (TF1
+    code does so under `control_dependencies([train_op])`).
+
+    Args:
+        decay: the decay, e.g. 0.9999.
+        num_updates: optional step count (usually the global step).
+        zero_debias: accepted; only affects tensors in TF1, and only
+            variables are averaged here.
+        name: the shadows' suffix.
+
+    Example:
+
+    ```python
+    ema = tf1.train.ExponentialMovingAverage(0.999, num_updates=global_step)
+    with tf1.control_dependencies([train_op]):
+        train_op = ema.apply(tf1.trainable_variables())
+    ```
+    """
+
+    def __init__(self, decay, num_updates=None, zero_debias=False,
+                 name="ExponentialMovingAverage"):
+        del zero_debias
+        self._decay = decay
+        self._num_updates = num_updates
+        self._name = name
+        self._averages = {}  # id(keras.Variable) -> shadow variable
+
+    @property
+    def name(self):
+        return self._name
+
+    def apply(self, var_list=None):
+        """Creates (once) and updates the shadows of `var_list` (default: trainable variables).
+
+        Returns:
+            A `TrainOp`.
+
+        Raises:
+            TypeError: for an element that is not a floating-point variable.
+        """
+        if var_list is None:
+            var_list = trainable_variables()
+        decay = ops.convert_to_tensor(resolve_value(self._decay), "float32")
+        if self._num_updates is not None:
+            updates = ops.cast(resolve_value(self._num_updates), "float32")
+            if is_step_global_step(self._num_updates):
+                # TF1 applies under control_dependencies([train_op]): it
+                # reads the global step after the step's increment.
+                updates = updates + 1.0
+            decay = ops.minimum(decay, (1.0 + updates) / (10.0 + updates))
+        for item in var_list:
+            variable = keras_variable(item)
+            if not isinstance(variable, keras.Variable) or "float" not in variable.dtype:
+                raise TypeError(
+                    "ExponentialMovingAverage.apply averages floating-point variables "
+                    f"only. Received: {item!r}"
+                )
+            if id(variable) not in self._averages:
+                self._averages[id(variable)] = store_variable(
+                    unique_path(f"{variable.path}/{self._name}"),
+                    copy_initializer(variable), variable.shape, variable.dtype,
+                )
+            shadow = self._averages[id(variable)]
+            rate = ops.cast(1.0 - decay, shadow.dtype)
+            assign(shadow, ops.subtract(shadow.value, rate * (shadow.value - variable.value)))
+        return TrainOp(self._name)
+
+    def average(self, var):
+        """The shadow variable of `var`, or None if `apply` did not average it."""
+        shadow = self._averages.get(id(keras_variable(var)))
+        return None if shadow is None else VariableView(shadow)
+
+    def average_name(self, var):
+        """The name of `var`'s shadow: `<var>/ExponentialMovingAverage`."""
+        return f"{keras_variable(var).path}/{self._name}"
+
+    def variables_to_restore(self, moving_avg_variables=None):
+        """`{checkpoint name: variable}` restoring the averages into the variables.
+
+        The averaged variables (default: the trainable ones) map from their
+        shadow's name; every other variable used so far maps from its own.
+        """
+        averaged = (
+            trainable_variables()
+            if moving_avg_variables is None else list(moving_avg_variables)
+        )
+        averaged_ids = {id(keras_variable(v)) for v in averaged}
+        shadows = {id(v) for v in self._averages.values()}
+        result = {}
+        for view in global_variables():
+            variable = view.variable
+            if id(variable) in shadows:
+                continue
+            if id(variable) in averaged_ids:
+                result[self.average_name(variable)] = view
+            else:
+                result[variable.path] = view
+        return result

@@ -1,0 +1,83 @@
+"""What the TF1 op modules share: reading TF1 arguments, static values.
+
+TF1 functions take shapes as lists, tuples or `shape()` arrays, axes as
+`axis` or `reduction_indices`, `keepdims` or `keep_dims`, and initializers
+as objects, classes or names. These helpers turn each into what
+`keras.ops` and Keras expect, so `ops`, `math_ops`, `array_ops`,
+`random_ops`, `check_ops`, `control_flow`, `variables` and `layers` read
+them alike. The module is private: its names are not part of the TF1
+namespace.
+"""
+
+import keras
+import numpy as np
+
+
+def axis_argument(axis, reduction_indices=None):
+    """Returns the axis of a TF1 reduction from `axis` or its alias.
+
+    Args:
+        axis: None, an int, a list or tuple of ints, or a numpy array.
+        reduction_indices: TF1's older name for `axis` (`dimension` in
+            `argmax`/`argmin`).
+
+    Returns:
+        None, an int or a tuple of ints.
+
+    Raises:
+        ValueError: if both `axis` and `reduction_indices` are given.
+    """
+    if axis is not None and reduction_indices is not None:
+        raise ValueError("Give `axis` or `reduction_indices`, not both.")
+    axis = axis if axis is not None else reduction_indices
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if isinstance(axis, np.ndarray):
+        axis = tuple(int(a) for a in axis.reshape(-1))
+    return axis
+
+
+def keepdims_argument(keepdims, keep_dims):
+    """Returns TF1's `keepdims` (or its older alias `keep_dims`) as a bool."""
+    return bool(keepdims if keepdims is not None else keep_dims)
+
+
+def shape_tuple(shape):
+    """Returns a static shape (an int, a list, a tuple or an array) as a tuple of ints."""
+    if isinstance(shape, int) or np.ndim(shape) == 0:
+        return (int(shape),)
+    return tuple(int(d) for d in np.asarray(shape).reshape(-1))
+
+
+def unary_op(keras_op, doc):
+    """Returns `keras_op` as a TF1 function `fn(x, name=None)` documented by `doc`."""
+
+    def apply(x, name=None):
+        return keras_op(x)
+
+    apply.__doc__ = doc
+    return apply
+
+
+def static_value(value):
+    """Returns `value` as a numpy array, or None when it is only known at run time."""
+    if isinstance(value, keras.KerasTensor):
+        return None
+    try:
+        return np.asarray(value)
+    except Exception:  # A tracer: its value exists only inside the compiled step.
+        return None
+
+
+def resolve_initializer(initializer):
+    """Returns a Keras initializer (or constant) from what TF1 code passes.
+
+    Accepts an initializer object, an initializer class (instantiated with
+    its defaults, as TF1 does), a Keras initializer name, a callable
+    `(shape, dtype)` or a constant; None stays None.
+    """
+    if isinstance(initializer, type):
+        return initializer()
+    if isinstance(initializer, str):
+        return keras.initializers.get(initializer)
+    return initializer
