@@ -22,7 +22,6 @@ for prediction in est.predict(predict_input_fn):
 import logging
 import os
 import tempfile
-import time
 
 import keras
 import numpy as np
@@ -167,12 +166,8 @@ class TPUEstimator:
         self._warm_start_from = warm_start_from
         self._layout_map = layout_map
         self._models = {}
-        # id(model) -> (checkpoint_path, step) the model holds, unchanged since.
-        self._loaded = {}
-        # id(model) -> the step of trained weights no checkpoint holds (when
-        # checkpoints are disabled): training continues from them.
-        self._unsaved = {}
-        self._manager = checkpoint_lib.CheckpointManager(
+        # The checkpoints of model_dir, and which one each model holds.
+        self._checkpoints = checkpoint_lib.ModelDirCheckpoints(
             self.model_dir, max_to_keep=self._config.keep_checkpoint_max
         )
         # Fail now, not at the first train(), on indivisible batch sizes.
@@ -214,7 +209,7 @@ class TPUEstimator:
 
     def latest_checkpoint(self):
         """The path of the newest checkpoint in `model_dir`, or None."""
-        return self._manager.latest_checkpoint()
+        return self._checkpoints.latest_checkpoint()
 
     def get_variable_names(self):
         """The names of the variables in the latest checkpoint.
@@ -268,27 +263,6 @@ class TPUEstimator:
         if self._config.tf_random_seed is not None:
             keras.utils.set_random_seed(int(self._config.tf_random_seed))
 
-    def _load(self, model, checkpoint_path=None):
-        """Makes `model` hold `checkpoint_path` (default: the latest).
-
-        Returns the global step loaded, or None with no checkpoint.
-        """
-        if checkpoint_path is None:
-            directory, step = self._manager.directory, self._manager.latest_step()
-        else:
-            directory, step = _step_of(checkpoint_path)
-        if step is None:
-            return None
-        if self._loaded.get(id(model)) != (directory, step):
-            manager = (
-                self._manager
-                if directory == self._manager.directory
-                else checkpoint_lib.CheckpointManager(directory)
-            )
-            checkpoint_lib.restore_model(manager, model, step)
-            self._loaded[id(model)] = (directory, step)
-        return step
-
     # ------------------------------------------------------------------
     # train / evaluate / predict.
 
@@ -319,11 +293,8 @@ class TPUEstimator:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         self._seed()
         model = self._model(ModeKeys.TRAIN)
-        latest = self._manager.latest_step()
-        unsaved = self._unsaved.get(id(model))
-        if unsaved is not None and unsaved < (latest or 0):
-            unsaved = None  # The checkpoint is newer: it wins.
-        start = unsaved if unsaved is not None else latest or 0
+        # Weights trained without a checkpoint continue, unless a checkpoint is newer.
+        start, from_memory = self._checkpoints.training_start(model)
         if max_steps is not None and start >= max_steps:
             _log.info("Skipping training since max_steps has already saved.")
             return self
@@ -333,7 +304,7 @@ class TPUEstimator:
             _log.info("Skipping training: a StopAtStepHook's last step is reached.")
             return self
         source = model.build_for(ModeKeys.TRAIN, input_fn)
-        if unsaved is None and self._load(model) is None:
+        if not from_memory and self._checkpoints.load(model) is None:
             self._warm_start(model)
         remaining = steps if steps is not None else (
             max_steps - start if max_steps is not None else None
@@ -356,7 +327,12 @@ class TPUEstimator:
             + [h for h in user_hooks if not isinstance(h, hooks_lib.NanTensorHook)],
             ModeKeys.TRAIN,
         )
-        callbacks.append(_CheckpointSaver(self, model, saving_listeners or []))
+        callbacks.append(self._checkpoints.saver(
+            model,
+            save_steps=self._config.save_checkpoints_steps,
+            save_secs=self._config.save_checkpoints_secs,
+            listeners=saving_listeners or [],
+        ))
         if self._config.log_step_count_steps:
             callbacks.append(hooks_lib.LoggingCallback(self._config.log_step_count_steps))
         if self._config.save_summary_steps:
@@ -364,16 +340,15 @@ class TPUEstimator:
                 summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps)
             )
         model.align_loops_to = self._config.save_checkpoints_steps
-        self._unsaved.pop(id(model), None)
+        self._checkpoints.training_began(model)
         try:
             with summary_lib.record_summaries(self.model_dir, lambda: _summary_step(model)):
                 model.fit(source, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                           shuffle=False, verbose=0)
         except BaseException:
-            self._loaded.pop(id(model), None)  # Unsaved steps: reload next time.
+            self._checkpoints.forget(model)  # Unsaved steps: reload next time.
             raise
-        if self._manager.latest_step() != model.global_step:
-            self._unsaved[id(model)] = model.global_step
+        self._checkpoints.training_ended(model)
         return self
 
     def _warm_start(self, model):
@@ -411,7 +386,7 @@ class TPUEstimator:
         self._seed()
         model = self._model(ModeKeys.EVAL)
         source = model.build_for(ModeKeys.EVAL, input_fn)
-        step = self._load(model, checkpoint_path)
+        step = self._checkpoints.load(model, checkpoint_path)
         callbacks = hooks_lib.as_callbacks(
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
         )
@@ -448,7 +423,7 @@ class TPUEstimator:
         self._seed()
         model = self._model(ModeKeys.PREDICT)
         source = model.build_for(ModeKeys.PREDICT, input_fn)
-        if self._load(model, checkpoint_path) is None:
+        if self._checkpoints.load(model, checkpoint_path) is None:
             _log.warning(
                 "Could not find trained model in model_dir: %s, running "
                 "initialization to predict.", self.model_dir,
@@ -529,7 +504,8 @@ class TPUEstimator:
             checkpoint_path = self.latest_checkpoint()
         if checkpoint_path is None:
             raise ValueError(f"Couldn't find trained model at {self.model_dir}.")
-        _, step = _step_of(checkpoint_path)  # Fails now on a path that is no checkpoint.
+        # Fails now on a path that is no checkpoint.
+        _, step = checkpoint_lib.checkpoint_step(checkpoint_path)
         platforms = (("cpu",) if self.export_to_cpu else ()) + (
             ("tpu",) if self.export_to_tpu and self._use_tpu else ()
         )
@@ -541,8 +517,8 @@ class TPUEstimator:
         model = self._model(ModeKeys.PREDICT)
 
         def restore():
-            self._loaded.pop(id(model), None)  # The PREDICT build may add variables.
-            self._load(model, checkpoint_path)
+            self._checkpoints.forget(model)  # The PREDICT build may add variables.
+            self._checkpoints.load(model, checkpoint_path)
             return step
 
         return export_lib.export_saved_model(
@@ -603,11 +579,6 @@ def _summary_step(model):
     return model.global_step
 
 
-def _step_of(checkpoint_path):
-    """`(directory, step)` of the checkpoint `checkpoint_path` names (either form)."""
-    return checkpoint_lib.checkpoint_step(checkpoint_path, "checkpoint_path")
-
-
 def _select(predictions, keys):
     if keys is None:
         return predictions
@@ -624,57 +595,3 @@ def _select(predictions, keys):
         )
     return {k: predictions[k] for k in keys}
 
-
-class _CheckpointSaver(keras.callbacks.Callback):
-    """Saves `model_dir` checkpoints as the RunConfig says.
-
-    A checkpoint at the start of training when `model_dir` has none, every
-    `save_checkpoints_steps` steps (loops end exactly there) or
-    `save_checkpoints_secs` seconds, and at the end. With both None,
-    nothing is saved, as in TensorFlow.
-    """
-
-    def __init__(self, estimator, model, listeners):
-        super().__init__()
-        self._estimator = estimator
-        self._listeners = listeners
-        self._every_steps = estimator.config.save_checkpoints_steps
-        self._every_secs = estimator.config.save_checkpoints_secs
-        self._enabled = bool(self._every_steps or self._every_secs)
-        self._last_time = time.time()
-        self._owner = model
-
-    def _save(self):
-        model, manager = self._owner, self._estimator._manager
-        step = model.global_step
-        if manager.latest_step() == step:
-            return
-        for listener in self._listeners:
-            listener.before_save(None, step)
-        checkpoint_lib.save_model(manager, model)
-        self._estimator._loaded[id(model)] = (manager.directory, step)
-        self._last_time = time.time()
-        for listener in self._listeners:
-            if listener.after_save(None, step):
-                model.stop_training = True
-
-    def on_train_begin(self, logs=None):
-        for listener in self._listeners:
-            listener.begin()
-        if self._enabled and self._estimator._manager.latest_step() is None:
-            self._save()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if not self._enabled:
-            return
-        step = self._owner.global_step
-        due_steps = self._every_steps and step % self._every_steps == 0
-        due_secs = self._every_secs and time.time() - self._last_time >= self._every_secs
-        if due_steps or due_secs:
-            self._save()
-
-    def on_train_end(self, logs=None):
-        if self._enabled:
-            self._save()
-        for listener in self._listeners:
-            listener.end(None, self._owner.global_step)

@@ -70,7 +70,7 @@ def trained_model(steps=4):
 def trained(tmp_path_factory):
     """A model trained 4 steps and its checkpoint; tests must not change either."""
     model = trained_model(steps=4)
-    manager = ckpt.CheckpointManager(tmp_path_factory.mktemp("trained"))
+    manager = ckpt.CheckpointDirectory(tmp_path_factory.mktemp("trained"))
     assert ckpt.save_model(manager, model) == 4
     return model, manager
 
@@ -101,7 +101,7 @@ class Restore(keras.callbacks.Callback):
         self.step = ckpt.restore_model(self.manager, self.model)
 
 
-# -- CheckpointManager. --------------------------------------------------------
+# -- CheckpointDirectory. ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ class Restore(keras.callbacks.Callback):
 )
 def test_save_then_restore_returns_the_same_numpy_values(tmp_path, value):
     expected = np.asarray(value.value if isinstance(value, keras.Variable) else value)
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         assert manager.save(3, {"a/b": value, "global_step": 3}) is True
         restored = manager.restore()
     assert set(restored) == {"a/b", "global_step"}
@@ -133,7 +133,7 @@ def test_restore_with_targets_places_values_like_the_targets(tmp_path):
     sharded = NamedSharding(mesh, PartitionSpec("batch", None))
     target = jax.device_put(np.zeros((8, 2), "float32"), sharded)
     saved = np.arange(16, dtype="float32").reshape(8, 2)
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         manager.save(1, {"w": saved, "other": np.ones(3)})
         restored = manager.restore(targets={"w": target})
     assert set(restored) == {"w"}  # Only the targets are read.
@@ -142,7 +142,7 @@ def test_restore_with_targets_places_values_like_the_targets(tmp_path):
 
 
 def test_saving_an_existing_step_keeps_the_first_checkpoint(tmp_path):
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         assert manager.save(5, {"w": np.zeros(2)}) is True
         assert manager.save(5, {"w": np.ones(2)}) is False
         np.testing.assert_array_equal(manager.restore(5)["w"], np.zeros(2))
@@ -150,7 +150,7 @@ def test_saving_an_existing_step_keeps_the_first_checkpoint(tmp_path):
 
 
 def test_saving_a_step_older_than_the_latest_is_an_error(tmp_path):
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         manager.save(5, {"w": np.zeros(2)})
         with pytest.raises(ValueError, match="step 3 .*newer checkpoint \\(step 5\\)"):
             manager.save(3, {"w": np.zeros(2)})
@@ -160,7 +160,7 @@ def test_saving_a_step_older_than_the_latest_is_an_error(tmp_path):
     "max_to_keep, kept", [(2, [4, 5]), (1, [5]), (None, [1, 2, 3, 4, 5]), (0, [1, 2, 3, 4, 5])]
 )
 def test_max_to_keep_keeps_the_newest_checkpoints(tmp_path, max_to_keep, kept):
-    with ckpt.CheckpointManager(tmp_path, max_to_keep=max_to_keep) as manager:
+    with ckpt.CheckpointDirectory(tmp_path, max_to_keep=max_to_keep) as manager:
         for step in range(1, 6):
             manager.save(step, {"w": np.full(2, step)})
         assert manager.all_steps() == kept
@@ -169,7 +169,7 @@ def test_max_to_keep_keeps_the_newest_checkpoints(tmp_path, max_to_keep, kept):
 
 
 def test_paths_of_checkpoints(tmp_path):
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         assert manager.latest_checkpoint() is None
         manager.save(10, {"w": np.zeros(1)})
         manager.save(20, {"w": np.zeros(1)})
@@ -189,7 +189,7 @@ def test_paths_of_checkpoints(tmp_path):
 )
 def test_no_checkpoint_is_a_value_error_naming_the_directory(tmp_path, call):
     # (restore_model looks for a checkpoint before it looks at the model.)
-    with ckpt.CheckpointManager(tmp_path / "empty") as manager:
+    with ckpt.CheckpointDirectory(tmp_path / "empty") as manager:
         assert manager.latest_step() is None
         with pytest.raises(ValueError, match="empty"):
             call(manager)
@@ -203,13 +203,13 @@ def test_latest_checkpoint_of_a_missing_directory_is_none(tmp_path):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda d: ckpt.CheckpointManager(d, max_to_keep=-1), "max_to_keep=-1"),
-        (lambda d: ckpt.CheckpointManager(d, max_to_keep="3"), "max_to_keep='3'"),
-        (lambda d: ckpt.CheckpointManager(""), "directory=''"),
-        (lambda d: ckpt.CheckpointManager(d).save(-1, {"w": 1}), "step=-1"),
-        (lambda d: ckpt.CheckpointManager(d).save(1.5, {"w": 1}), "step=1.5"),
-        (lambda d: ckpt.CheckpointManager(d).save(1, [1, 2]), "values=\\[1, 2\\]"),
-        (lambda d: ckpt.CheckpointManager(d).restore(7), "No checkpoint of step 7"),
+        (lambda d: ckpt.CheckpointDirectory(d, max_to_keep=-1), "max_to_keep=-1"),
+        (lambda d: ckpt.CheckpointDirectory(d, max_to_keep="3"), "max_to_keep='3'"),
+        (lambda d: ckpt.CheckpointDirectory(""), "directory=''"),
+        (lambda d: ckpt.CheckpointDirectory(d).save(-1, {"w": 1}), "step=-1"),
+        (lambda d: ckpt.CheckpointDirectory(d).save(1.5, {"w": 1}), "step=1.5"),
+        (lambda d: ckpt.CheckpointDirectory(d).save(1, [1, 2]), "values=\\[1, 2\\]"),
+        (lambda d: ckpt.CheckpointDirectory(d).restore(7), "No checkpoint of step 7"),
         (lambda d: ckpt.load_variable(str(d), "w"), "No checkpoint found at"),
     ],
     ids=["negative-max", "str-max", "empty-dir", "negative-step", "float-step", "list-values",
@@ -221,7 +221,7 @@ def test_invalid_arguments_name_the_argument_and_value(tmp_path, call, message):
 
 
 def test_restore_targets_must_exist_with_the_saved_shape(tmp_path):
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         manager.save(1, {"w": np.zeros((2, 3))})
         with pytest.raises(ValueError, match="no values named \\['v'\\]"):
             manager.restore(targets={"v": np.zeros(1)})
@@ -236,9 +236,9 @@ _KILLED_SAVE = textwrap.dedent(
     import sys, time
     import numpy as np
     from orbax.checkpoint._src.path import atomicity
-    from keras_tpu_estimator.checkpoint import CheckpointManager
+    from keras_tpu_estimator.checkpoint import CheckpointDirectory
 
-    manager = CheckpointManager(sys.argv[1])
+    manager = CheckpointDirectory(sys.argv[1])
     manager.save(1, {"w": np.full((1000,), 1.0)})
 
     async def finalize_never(self, *args, **kwargs):
@@ -270,7 +270,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_latest(tmp_pat
     assert glob.glob(str(directory / "2.orbax-checkpoint-tmp*"))  # The half-done save.
 
     assert ckpt.latest_checkpoint(directory) == str(directory / "1")
-    with ckpt.CheckpointManager(directory) as manager:
+    with ckpt.CheckpointDirectory(directory) as manager:
         assert manager.latest_step() == 1
         np.testing.assert_array_equal(manager.restore()["w"], np.full((1000,), 1.0))
         # The step can be saved again, completely this time.
@@ -279,7 +279,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_latest(tmp_pat
 
 
 def test_an_unfinished_checkpoint_directory_is_never_read(tmp_path):
-    with ckpt.CheckpointManager(tmp_path) as manager:
+    with ckpt.CheckpointDirectory(tmp_path) as manager:
         manager.save(1, {"w": np.zeros(2)})
     # What a save of step 9 killed before its rename leaves behind.
     (tmp_path / "9.orbax-checkpoint-tmp-1712345678" / "default").mkdir(parents=True)
@@ -309,7 +309,7 @@ def test_model_values_before_training_are_the_store_only():
 def test_resuming_from_a_checkpoint_continues_training_exactly(tmp_path):
     features, labels = make_data()
     original = trained_model(steps=4)
-    manager = ckpt.CheckpointManager(tmp_path)
+    manager = ckpt.CheckpointDirectory(tmp_path)
     assert ckpt.save_model(manager, original) == 4
     original.fit((features, labels), epochs=2, verbose=0, shuffle=False)
 
@@ -368,7 +368,7 @@ def test_restore_model_into_a_changed_model_is_an_error(trained, make_target, me
 
 
 def test_restore_model_names_a_variable_missing_from_the_checkpoint(tmp_path):
-    manager = ckpt.CheckpointManager(tmp_path)
+    manager = ckpt.CheckpointDirectory(tmp_path)
     manager.save(0, {n: v for n, v in ckpt.model_values(eval_built_model()).items()
                      if n != "head/bias"})
     with pytest.raises(ValueError, match="\\['head/bias'\\].*model changed"):
@@ -406,7 +406,7 @@ SOURCE = {
 
 @pytest.fixture
 def source_dir(tmp_path):
-    with ckpt.CheckpointManager(tmp_path / "source") as manager:
+    with ckpt.CheckpointDirectory(tmp_path / "source") as manager:
         manager.save(100, SOURCE)
     return str(tmp_path / "source")
 

@@ -11,7 +11,7 @@ import keras_tpu_estimator.compat.v1 as tf1
 
 
 def save_steps(directory, steps):
-    with kte.checkpoint.CheckpointManager(directory, max_to_keep=None) as manager:
+    with kte.checkpoint.CheckpointDirectory(directory, max_to_keep=None) as manager:
         for step in steps:
             manager.save(step, {"w": np.full((2,), step, "float32")})
 

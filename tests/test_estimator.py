@@ -68,6 +68,17 @@ def make_estimator(model_dir, save_every=5, keep=5, loop=2, tf_random_seed=None,
     return kte.TPUEstimator(model_fn=kwargs.pop("model_fn", model_fn), config=config, **kwargs)
 
 
+def checkpoint_steps(estimator):
+    """The steps of the complete checkpoints in the estimator's model_dir."""
+    with kte.checkpoint.CheckpointDirectory(estimator.model_dir) as checkpoints:
+        return checkpoints.all_steps()
+
+
+def checkpoint_dir(estimator, step):
+    """The directory of the checkpoint of `step` in the estimator's model_dir."""
+    return os.path.join(estimator.model_dir, str(step))
+
+
 @pytest.fixture
 def trained(tmp_path):
     x, y = data()
@@ -217,13 +228,13 @@ def test_without_checkpoints_training_continues_in_memory(tmp_path, trained):
 def test_checkpoints_at_start_every_n_steps_and_at_the_end(tmp_path):
     estimator = make_estimator(tmp_path, save_every=4, keep=None, loop=3)
     estimator.train(input_fn_of(*data(), repeat=True), max_steps=10)
-    assert estimator._manager.all_steps() == [0, 4, 8, 10]
+    assert checkpoint_steps(estimator) == [0, 4, 8, 10]
 
 
 def test_keep_checkpoint_max(tmp_path):
     estimator = make_estimator(tmp_path, save_every=2, keep=2)
     estimator.train(input_fn_of(*data(), repeat=True), max_steps=10)
-    assert estimator._manager.all_steps() == [8, 10]
+    assert checkpoint_steps(estimator) == [8, 10]
 
 
 def test_a_new_estimator_resumes_weights_optimizer_and_step(tmp_path):
@@ -310,7 +321,7 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint(tmp_path):
         if process.poll() is None:
             process.kill()
     resumed = make_estimator(killed_dir, train_batch_size=8)
-    assert resumed._manager.latest_step() == 10
+    assert checkpoint_steps(resumed)[-1] == 10
     resumed.train(input_fn_of(*constant_batch(), repeat=True), max_steps=20)
     keras.utils.set_random_seed(0)
     straight = make_estimator(tmp_path / "straight", train_batch_size=8)
@@ -345,14 +356,14 @@ def test_evaluate_steps_stops_early(trained):
 
 
 def test_evaluate_a_given_checkpoint(trained):
-    first = trained._manager.path(trained._manager.all_steps()[0])
+    first = checkpoint_dir(trained, checkpoint_steps(trained)[0])
     assert trained.evaluate(input_fn_of(*data()), checkpoint_path=first)["global_step"] == 0
 
 
 @pytest.mark.parametrize("form", ["step_directory", "tf_style"])
 def test_evaluate_takes_either_name_of_a_checkpoint(trained, form):
-    step = trained._manager.all_steps()[0]
-    path = (trained._manager.path(step) if form == "step_directory"
+    step = checkpoint_steps(trained)[0]
+    path = (checkpoint_dir(trained, step) if form == "step_directory"
             else os.path.join(trained.model_dir, f"model.ckpt-{step}"))
     assert trained.evaluate(input_fn_of(*data()), checkpoint_path=path)["global_step"] == step
 
@@ -455,7 +466,7 @@ def test_variable_names_and_values_come_from_the_latest_checkpoint(trained):
         trained.get_variable_value("dense/kernel"),
         model.store.variables_by_name()["dense/kernel"].value,
     )
-    assert trained.latest_checkpoint() == trained._manager.path(10)
+    assert trained.latest_checkpoint() == checkpoint_dir(trained, 10)
 
 
 @pytest.mark.parametrize("method", ["get_variable_names", "get_variable_value"])
@@ -497,7 +508,7 @@ def test_calling_the_model_fn_property_leaves_the_estimator_unchanged(tmp_path):
 def test_warm_start_from_a_checkpoint_path(trained, tmp_path):
     warm = make_estimator(tmp_path / "warm", warm_start_from=trained.model_dir)
     warm.train(input_fn_of(*data(), repeat=True), steps=1)
-    first = warm._manager.path(0)
+    first = checkpoint_dir(warm, 0)
     np.testing.assert_allclose(
         kte.checkpoint.load_variable(first, "dense/kernel"),
         trained.get_variable_value("dense/kernel"),
@@ -508,7 +519,7 @@ def test_warm_start_settings_select_variables_by_regex(trained, tmp_path):
     settings = kte.WarmStartSettings(trained.model_dir, vars_to_warm_start=".*bias")
     warm = make_estimator(tmp_path / "warm", warm_start_from=settings)
     warm.train(input_fn_of(*data(), repeat=True), steps=1)
-    first = warm._manager.path(0)
+    first = checkpoint_dir(warm, 0)
     np.testing.assert_allclose(
         kte.checkpoint.load_variable(first, "dense/bias"), trained.get_variable_value("dense/bias")
     )
@@ -691,7 +702,7 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_checkpoint(tm
     estimator = make_estimator(tmp_path, model_fn=nan_after_four, save_every=2)
     with pytest.raises(kte.NanLossDuringTrainingError, match="NaN loss"):
         estimator.train(input_fn_of(x, y, repeat=True), max_steps=10)
-    assert estimator._manager.latest_step() == 4
+    assert checkpoint_steps(estimator)[-1] == 4
     assert np.all(np.isfinite(estimator.get_variable_value("dense/kernel")))
 
 

@@ -1,0 +1,186 @@
+"""An `EstimatorModel`'s checkpoint: which variables, by which names; saving and restoring.
+
+For an `EstimatorModel` the names are those TensorFlow users know:
+
+- every variable `model_fn` created, by its scope path (`hidden/kernel`);
+- `global_step`, the training step (the optimizer's iteration count);
+- every optimizer variable under `optimizer/` (`optimizer/adam/iteration`,
+  `optimizer/adam/hidden_kernel_momentum`, ...).
+
+```python
+checkpoints = kte.checkpoint.CheckpointDirectory("runs/mnist", max_to_keep=3)
+kte.checkpoint.save_model(checkpoints, model)          # at model.global_step
+kte.checkpoint.restore_model(checkpoints, other_model)  # the latest step
+```
+"""
+
+import re
+
+from keras_tpu_estimator.checkpoint.common import check_step
+from keras_tpu_estimator.checkpoint.common import few
+from keras_tpu_estimator.checkpoint.common import logger
+from keras_tpu_estimator.checkpoint.readers import OrbaxReader
+
+GLOBAL_STEP = "global_step"
+OPTIMIZER_PREFIX = "optimizer/"
+
+
+def model_values(model):
+    """Returns what a checkpoint holds for an `EstimatorModel`: `{name: keras.Variable}`.
+
+    - every variable of `model.store` by its path (`hidden/kernel`);
+    - once the model has a training optimizer: each optimizer variable as
+      `optimizer/<path>`, where Keras's automatic numbering of the
+      optimizer's name is dropped (`adam_2/iteration` is saved as
+      `optimizer/adam/iteration`), so names do not depend on how many
+      optimizers the process created; and `global_step`, the optimizer's
+      iteration count.
+
+    Only variables that exist are listed: the store holds those of the modes
+    `model_fn` has been built in, and the optimizer exists after the TRAIN
+    mode was built.
+
+    Args:
+        model: an `EstimatorModel`.
+
+    Returns:
+        A dict `name -> keras.Variable`, store variables first.
+
+    Raises:
+        ValueError: if two variables would get the same name (e.g. a
+            variable the model_fn named `global_step`).
+
+    Example:
+
+    ```python
+    sorted(model_values(model))
+    # ["encoder/hidden/kernel", ..., "global_step", "optimizer/adam/iteration", ...]
+    ```
+    """
+    values = dict(model.store.variables_by_name())
+    optimizer = model.train_optimizer
+    if optimizer is None:
+        return values
+
+    def add(name, variable):
+        if name in values and values[name] is not variable:
+            raise ValueError(
+                f"Two variables would be saved under the name {name!r}: "
+                f"{values[name].path!r} and {variable.path!r}. Rename the "
+                "model_fn variable (the names 'global_step' and 'optimizer/...' "
+                "are used for the optimizer)."
+            )
+        values[name] = variable
+
+    for variable in optimizer.variables:
+        add(OPTIMIZER_PREFIX + _stable_optimizer_path(variable.path), variable)
+    add(GLOBAL_STEP, optimizer.iterations)
+    return values
+
+
+def save_model(checkpoints, model):
+    """Saves `model_values(model)` at step `model.global_step`.
+
+    Args:
+        checkpoints: a `CheckpointDirectory`.
+        model: an `EstimatorModel`.
+
+    Returns:
+        The step saved (an int). A step that already has a checkpoint is not
+        written again (see `CheckpointDirectory.save`).
+
+    Example:
+
+    ```python
+    model.fit(...)
+    step = save_model(checkpoints, model)
+    ```
+    """
+    step = int(model.global_step)
+    checkpoints.save(step, model_values(model))
+    return step
+
+
+def restore_model(checkpoints, model, step=None):
+    """Loads a checkpoint into an `EstimatorModel`'s variables.
+
+    Every variable of `model_values(model)` receives the saved value of the
+    same name, read directly with the live variable's shape, dtype and
+    sharding; names only in the checkpoint are ignored (e.g. the optimizer's
+    when the model has not been built for training).
+
+    The model must already have its variables: build the modes you need
+    first (`EstimatorModel.fit` builds the TRAIN mode and the optimizer
+    before any callback runs, so a callback's `on_train_begin` can restore;
+    `evaluate` and `predict` build before their first batch). A model built
+    only for evaluation or prediction gets the weights, and its
+    `global_step` (what `model_fn` sees) becomes the restored step.
+
+    Args:
+        checkpoints: a `CheckpointDirectory`.
+        model: an `EstimatorModel`.
+        step: the step to restore; None restores the latest.
+
+    Returns:
+        The restored step (an int).
+
+    Raises:
+        ValueError: if there is no checkpoint, the model has no variables
+            yet, a model variable is missing from the checkpoint (the model
+            changed since it was written), or a shape differs.
+
+    Example:
+
+    ```python
+    class Resume(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            restore_model(checkpoints, self.model)
+
+    model.fit(train_input_fn, callbacks=[Resume()])
+    ```
+    """
+    if step is None:
+        step = checkpoints.latest_step()
+        if step is None:
+            raise ValueError(
+                f"No checkpoint to restore in {checkpoints.directory}: the "
+                "directory holds no complete checkpoint."
+            )
+    step = check_step(step)
+    values = model_values(model)
+    if not values:
+        raise ValueError(
+            "The model has no variables yet: run its model_fn once (fit, "
+            "evaluate or predict build it) before restore_model."
+        )
+    saved = OrbaxReader(checkpoints.path(step)).names()
+    missing = [name for name in values if name not in saved]
+    if missing:
+        raise ValueError(
+            f"The checkpoint of step {step} in {checkpoints.directory} has no value "
+            f"for the model variables {few(missing)}: the model changed since "
+            "the checkpoint was written. Use warm_start to load the variables "
+            "that match."
+        )
+    for name, variable in values.items():
+        if tuple(saved[name]) != tuple(variable.shape):
+            raise ValueError(
+                f"Variable {name!r} has shape {tuple(variable.shape)} in the model "
+                f"but {tuple(saved[name])} in the checkpoint of step {step} in "
+                f"{checkpoints.directory}: the model changed."
+            )
+    restored = checkpoints.restore(step, targets=values)
+    for name, variable in values.items():
+        variable.assign(restored[name])
+    model.global_step = step  # Also for a model built without an optimizer.
+    logger.info("Restored %d variables from step %d of %s.", len(values), step,
+                checkpoints.directory)
+    return step
+
+
+_NUMBERED = re.compile(r"^([^/]+?)_\d+/")
+
+
+def _stable_optimizer_path(path):
+    """`adam_2/iteration` -> `adam/iteration`: Keras numbers optimizer names per process."""
+    return _NUMBERED.sub(r"\1/", path, count=1)

@@ -1,0 +1,115 @@
+"""`CheckpointSaver`: the Keras callback that writes checkpoints while `EstimatorModel.fit` trains.
+
+It knows only what it is given: the `CheckpointDirectory` to write, when to
+save, whom to tell, and the global step, read from the `logs` of
+`on_train_batch_end` (`EstimatorModel.fit` reports each on-device loop there).
+
+```python
+model.align_loops_to = 100   # loops end exactly at the steps saved
+model.fit(train_input_fn, steps_per_epoch=1000, callbacks=[
+    kte.checkpoint.CheckpointSaver(kte.checkpoint.CheckpointDirectory("runs/mnist"),
+                                   save_steps=100)])
+```
+"""
+
+import time
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator.checkpoint.model_state import model_values
+from keras_tpu_estimator.model import LOOP_FIRST_STEP
+from keras_tpu_estimator.model import LOOP_LOSSES
+
+
+class CheckpointSaver(keras.callbacks.Callback):
+    """Saves checkpoints of an `EstimatorModel` during `fit`, as `RunConfig` says.
+
+    Saves a checkpoint when training begins and the directory holds none,
+    after each loop that ends on a multiple of `save_steps` or at least
+    `save_secs` seconds after the last save, and when training ends. A step
+    the directory already holds as its latest checkpoint is not saved again.
+    With `save_steps` and `save_secs` both None nothing is saved, as in
+    TensorFlow; the listeners' `begin` and `end` are still called.
+
+    The global step after a loop is read from the `logs` that
+    `EstimatorModel.fit` gives `on_train_batch_end`:
+    `logs["loop_first_step"] + len(logs["loop_losses"])`. At `on_train_begin`,
+    and at `on_train_end` when no loop ran, it is `model.global_step`.
+    Loops must end exactly on the steps to save: set
+    `model.align_loops_to = save_steps`.
+
+    Args:
+        checkpoints: the `CheckpointDirectory` to save into.
+        save_steps: save every this many global steps; None or 0: not by steps.
+        save_secs: save when this many seconds passed since the last save
+            (checked after each loop); None or 0: not by time.
+        listeners: `kte.CheckpointSaverListener`s, called around each save
+            with `session=None`; `after_save` returning True stops training.
+        on_saved: None, or a function called as `on_saved(step)` after each
+            checkpoint this callback writes (e.g. to note that the model
+            holds the checkpoint of `step`).
+
+    Example:
+
+    ```python
+    checkpoints = kte.checkpoint.CheckpointDirectory("runs/mnist", max_to_keep=3)
+    saver = kte.checkpoint.CheckpointSaver(checkpoints, save_steps=100)
+    model.align_loops_to = 100
+    model.fit(train_input_fn, steps_per_epoch=1000, callbacks=[saver])
+    checkpoints.all_steps()   # [800, 900, 1000]
+    ```
+    """
+
+    def __init__(self, checkpoints, save_steps=None, save_secs=None, listeners=(),
+                 on_saved=None):
+        super().__init__()
+        self._checkpoints = checkpoints
+        self._every_steps = save_steps
+        self._every_secs = save_secs
+        self._listeners = list(listeners)
+        self._on_saved = on_saved
+        self._enabled = bool(save_steps or save_secs)
+        self._last_time = time.time()
+
+    def on_train_begin(self, logs=None):
+        for listener in self._listeners:
+            listener.begin()
+        if self._enabled and self._checkpoints.latest_step() is None:
+            self._save(self.model.global_step)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if not self._enabled:
+            return
+        step = self._step_after(logs)
+        due_steps = self._every_steps and step % self._every_steps == 0
+        due_secs = self._every_secs and time.time() - self._last_time >= self._every_secs
+        if due_steps or due_secs:
+            self._save(step)
+
+    def on_train_end(self, logs=None):
+        step = self._step_after(logs)
+        if self._enabled:
+            self._save(step)
+        for listener in self._listeners:
+            listener.end(None, step)
+
+    def _step_after(self, logs):
+        """The global step after the loop `logs` reports; the model's without one."""
+        if logs and LOOP_FIRST_STEP in logs and LOOP_LOSSES in logs:
+            # Keras turns a one-step loop's losses into a float.
+            return int(logs[LOOP_FIRST_STEP]) + int(np.size(logs[LOOP_LOSSES]))
+        return self.model.global_step
+
+    def _save(self, step):
+        if self._checkpoints.latest_step() == step:
+            return
+        for listener in self._listeners:
+            listener.before_save(None, step)
+        self._checkpoints.save(step, model_values(self.model))
+        if self._on_saved is not None:
+            self._on_saved(step)
+        self._last_time = time.time()
+        for listener in self._listeners:
+            if listener.after_save(None, step):
+                self.model.stop_training = True
