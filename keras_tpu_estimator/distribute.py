@@ -17,6 +17,7 @@ Multi-process: the mesh spans the devices of all processes, as
 """
 
 import re
+import warnings
 
 import keras
 import numpy as np
@@ -240,4 +241,17 @@ def check_batch_size(name, batch_size, replicas):
         raise ValueError(
             f"`{name}` ({batch_size}) must be divisible by the number of "
             f"replicas ({replicas})."
+        )
+
+
+def warn_unmatched_rules(distribution, variables):
+    """Warns of `layout_map` rules that match none of `variables`."""
+    unmatched = getattr(distribution, "unmatched_rules", lambda: [])()
+    if unmatched:
+        paths = sorted(v.path for v in variables)
+        warnings.warn(
+            f"layout_map rules {unmatched} match no variable: nothing is "
+            "sharded by them. Rules match whole variable paths (re.fullmatch); "
+            f"the model's variables are: {paths}",
+            stacklevel=4,
         )

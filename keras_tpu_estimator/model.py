@@ -17,7 +17,6 @@ program, a `jax.lax.scan` over that many stacked batches.
 """
 
 import time
-import warnings
 
 import jax
 import keras
@@ -32,11 +31,14 @@ from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import feed as feed_lib
+from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
 from keras_tpu_estimator.engine.host_call import run_host_calls
+from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
+from keras_tpu_estimator.engine.logs import LOOP_LOSSES
 from keras_tpu_estimator.engine.program import ModelFnProgram
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
@@ -44,10 +46,6 @@ from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
-# Keys of the logs of `on_train_batch_end` (one call per loop) beside `loss`:
-# the global step before the loop, and the loss of each of its steps.
-LOOP_FIRST_STEP = "loop_first_step"
-LOOP_LOSSES = "loop_losses"
 
 _DEFAULT_LOOP_BYTES = 1 << 30
 _DEFAULT_RESIDENT_BYTES = 1 << 29
@@ -309,23 +307,22 @@ class EstimatorModel(keras.Model):
         if mode in self._built_modes:
             return
         with self.distribution.scope():
-            step_dtype = program_lib.dtype_name(self._global_step.value)
-            spec, reports = self._program.build(self.store, mode, batch, step_dtype)
-            self.init_from_checkpoint_reports += reports
-            self.spec_hooks[mode] = program_lib.hooks_of(spec, mode)
-            if mode == TRAIN:
-                self._build_training(spec)
-            elif mode == EVAL:
-                self._eval_metrics.update(program_lib.new_metrics(spec, self._eval_metrics))
+            built = self._program.build(
+                self.store, mode, batch, program_lib.dtype_name(self._global_step.value),
+                getattr(self, "optimizer", None), self._eval_metrics,
+            )
+            self.init_from_checkpoint_reports += built.reports
+            self.spec_hooks[mode] = built.hooks
+            self._eval_metrics.update(built.metrics)
+            if built.training is not None and self._training is None:
+                self._start_training(built.training)
         if not self._built_modes:
-            _warn_unmatched_rules(self.distribution, self.store)
+            distribute.warn_unmatched_rules(self.distribution, self.store.variables)
         self._built_modes.add(mode)
         self.built = True
 
-    def _build_training(self, spec):
-        training = program_lib.read_training(spec, self.store, getattr(self, "optimizer", None))
-        if self._training is not None:
-            return
+    def _start_training(self, training):
+        """Sets up what training needs: the optimizer's slots, the step counter."""
         self._training = self._steps.training = training
         if training.by_assignment:
             self._global_step.bind(train_ops.create_global_step(self.store))
@@ -422,15 +419,6 @@ class EstimatorModel(keras.Model):
             self.build_from_batch(mode, feed_lib.sample_of(first, resident))
         return first
 
-    def _callbacks(self, callbacks, verbose, steps, **kwargs):
-        verbose = 1 if verbose == "auto" else verbose
-        callbacks = list(callbacks or [])
-        if verbose != 0:
-            callbacks.append(_LoopProgbarLogger())
-        return keras.callbacks.CallbackList(
-            callbacks, verbose=verbose, steps=steps, model=self, **kwargs
-        )
-
     # ------------------------------------------------------------------
     # fit / evaluate / predict.
 
@@ -485,8 +473,8 @@ class EstimatorModel(keras.Model):
         options = {}
         if isinstance(source, inputs_lib.BatchSource):
             options["resume"] = steps_per_epoch is not None
-        callbacks = self._callbacks(
-            callbacks, verbose,
+        callbacks = logs_lib.callback_list(
+            callbacks, self, verbose,
             steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True),
             add_history=True, epochs=epochs,
         )
@@ -529,7 +517,7 @@ class EstimatorModel(keras.Model):
                     "The training input produced no full batch of "
                     f"{batch_size} examples."
                 )
-            epoch_logs = _without_loop_keys(logs)
+            epoch_logs = logs_lib.without_loop_keys(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = self.evaluate(
                     validation_data, steps=validation_steps, verbose=0, return_dict=True
@@ -592,8 +580,8 @@ class EstimatorModel(keras.Model):
             (`loss` first) or the loss alone when there are no metrics.
         """
         source, batch_size = self._source(x, y, EVAL, batch_size)
-        callbacks = self._callbacks(
-            callbacks, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
+        callbacks = logs_lib.callback_list(
+            callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )
         self.stop_evaluating = False
         callbacks.on_test_begin()
@@ -635,8 +623,8 @@ class EstimatorModel(keras.Model):
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
         source, batch_size = self._source(x, None, PREDICT, batch_size)
-        callbacks = self._callbacks(
-            callbacks, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
+        callbacks = logs_lib.callback_list(
+            callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )
         self.stop_predicting = False
         callbacks.on_predict_begin()
@@ -660,21 +648,16 @@ class EstimatorModel(keras.Model):
                **kwargs):
         """Exports `model_fn`'s PREDICT mode as a SavedModel, like `keras.Model.export`.
 
-        The serving inputs come from `input_signature` (the features, as
-        Keras describes a model's inputs) or from a
-        `serving_input_receiver_fn`; see `kte.export`.
-
         Args:
             filepath: the SavedModel directory; replaced atomically.
             format: only `"tf_saved_model"`.
             verbose: print the signatures written (default True, as Keras).
             input_signature: the features: a dict of name to
-                `keras.InputSpec` / `tf.TensorSpec`, or one spec for a
-                `model_fn` taking a tensor; may be wrapped in a one-element
-                list, as in Keras.
+                `keras.InputSpec` / `tf.TensorSpec`, or one spec; may be
+                wrapped in a one-element list, as in Keras.
             **kwargs: `serving_input_receiver_fn` (instead of
-                `input_signature`), `assets_extra`, `as_text`, `platforms`
-                (default `("cpu",)`); see `kte.export.export_saved_model`.
+                `input_signature`), `assets_extra`, `as_text`, `platforms`;
+                see `kte.export.export_model`.
 
         Raises:
             ValueError: for another `format`, neither or both of
@@ -692,36 +675,11 @@ class EstimatorModel(keras.Model):
 
         export_lib.export_model(self, filepath, format, verbose, input_signature, **kwargs)
 
-
 _CALLBACK_NAMES = {
     TRAIN: ("train", "stop_training"),
     EVAL: ("test", "stop_evaluating"),
     PREDICT: ("predict", "stop_predicting"),
 }
-
-
-def _warn_unmatched_rules(distribution, store):
-    """Warns of `layout_map` rules that match no variable of the model."""
-    unmatched = getattr(distribution, "unmatched_rules", lambda: [])()
-    if unmatched:
-        paths = sorted(v.path for v in store.variables)
-        warnings.warn(
-            f"layout_map rules {unmatched} match no variable: nothing is "
-            "sharded by them. Rules match whole variable paths (re.fullmatch); "
-            f"the model's variables are: {paths}",
-            stacklevel=3,
-        )
-
-
-def _without_loop_keys(logs):
-    return {k: v for k, v in logs.items() if k not in (LOOP_FIRST_STEP, LOOP_LOSSES)}
-
-
-class _LoopProgbarLogger(keras.callbacks.ProgbarLogger):
-    """Keras's progress bar, showing the epoch's loss but not the loop's arrays."""
-
-    def on_train_batch_end(self, batch, logs=None):
-        super().on_train_batch_end(batch, _without_loop_keys(logs or {}))
 
 
 def _to_python(value):

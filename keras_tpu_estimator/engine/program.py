@@ -41,6 +41,23 @@ class Training(NamedTuple):
     host_call_fn: Optional[Callable]
 
 
+class BuiltMode(NamedTuple):
+    """What building a mode read from its spec.
+
+    Attributes:
+        hooks: the spec's hooks for the mode.
+        reports: the `init_from_checkpoint` reports of the build pass.
+        training: TRAIN: the `Training`; else None.
+        metrics: EVAL: `{name: keras.metrics.Metric}` for the metric values
+            not yet in the model's metrics; else empty.
+    """
+
+    hooks: list
+    reports: list
+    training: Optional[Training]
+    metrics: dict
+
+
 class ModelFnProgram:
     """A `model_fn` with its params and config, called against a store.
 
@@ -78,7 +95,7 @@ class ModelFnProgram:
                 config or self.config,
             )
 
-    def build(self, store, mode, batch, step_dtype):
+    def build(self, store, mode, batch, step_dtype, optimizer=None, metrics=()):
         """Runs `model_fn` once on symbolic tensors shaped like `batch`.
 
         Layers and variables are created with real values, and no layer
@@ -86,9 +103,16 @@ class ModelFnProgram:
         (TF1 train ops) change nothing; `init_from_checkpoint` and
         `scaffold_fn` initialize what this pass created, after it.
 
+        Args:
+            store: the variable store the variables are created in.
+            mode: a `ModeKeys` value.
+            batch: `(features, labels)` of arrays or shape/dtype structs.
+            step_dtype: the dtype of the global step.
+            optimizer: the compiled optimizer (TRAIN with `train_op=None`).
+            metrics: the names of the metrics the model already has (EVAL).
+
         Returns:
-            `(spec, reports)`: the spec, and the `init_from_checkpoint`
-            reports of this pass.
+            A `BuiltMode`.
         """
         features, labels = jax.tree.map(
             lambda a: keras.KerasTensor(a.shape, dtype=dtype_name(a)), batch
@@ -101,7 +125,12 @@ class ModelFnProgram:
             with _keras_internals.symbolic_operands():
                 spec = self.call(store, features, labels, mode, step, True)
             initialization.run_scaffold(spec)
-        return spec, build.reports
+        return BuiltMode(
+            hooks_of(spec, mode),
+            build.reports,
+            read_training(spec, store, optimizer) if mode == ModeKeys.TRAIN else None,
+            new_metrics(spec, metrics) if mode == ModeKeys.EVAL else {},
+        )
 
 
 def hooks_of(spec, mode):
