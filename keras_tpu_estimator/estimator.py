@@ -342,7 +342,7 @@ class TPUEstimator:
         model.align_loops_to = self._config.save_checkpoints_steps
         self._checkpoints.training_began(model)
         try:
-            with summary_lib.record_summaries(self.model_dir, lambda: _summary_step(model)):
+            with summary_lib.record_summaries(self.model_dir, lambda: model.global_step):
                 model.fit(source, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                           shuffle=False, verbose=0)
         except BaseException:
@@ -570,13 +570,6 @@ def _stop_step(hooks, start):
     """The first global step a `StopAtStepHook` in `hooks` stops at, or None."""
     steps = [h.target_step(start) for h in hooks if isinstance(h, hooks_lib.StopAtStepHook)]
     return min(steps, default=None)
-
-
-def _summary_step(model):
-    """The step of a summary written without `step=` during training."""
-    if model.host_call_step is not None:
-        return model.host_call_step
-    return model.global_step
 
 
 def _select(predictions, keys):

@@ -11,7 +11,7 @@ import keras_tpu_estimator as kte
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator.engine import placement
-from keras_tpu_estimator.model import LOOP_LOSSES
+from keras_tpu_estimator.engine.logs import LOOP_LOSSES
 
 IPC = kte.InputPipelineConfig
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT

@@ -9,8 +9,8 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import summary
-from keras_tpu_estimator.model import LOOP_FIRST_STEP
-from keras_tpu_estimator.model import LOOP_LOSSES
+from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
+from keras_tpu_estimator.engine.logs import LOOP_LOSSES
 
 TRAIN, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.PREDICT
 BATCH = 16

@@ -58,7 +58,3 @@ from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartSettings
 from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
 from keras_tpu_estimator.checkpoint.warm_starting import warm_start
-
-# The former private name, still used by `compat.v1.train.init_from_checkpoint`
-# (owned elsewhere): use `load_from_reader`.
-_load_from_reader = load_from_reader

@@ -15,11 +15,9 @@ model.fit(train_input_fn, steps_per_epoch=1000, callbacks=[
 import time
 
 import keras
-import numpy as np
 
 from keras_tpu_estimator.checkpoint.model_state import model_values
-from keras_tpu_estimator.model import LOOP_FIRST_STEP
-from keras_tpu_estimator.model import LOOP_LOSSES
+from keras_tpu_estimator.engine.logs import loop_of
 
 
 class CheckpointSaver(keras.callbacks.Callback):
@@ -96,9 +94,10 @@ class CheckpointSaver(keras.callbacks.Callback):
 
     def _step_after(self, logs):
         """The global step after the loop `logs` reports; the model's without one."""
-        if logs and LOOP_FIRST_STEP in logs and LOOP_LOSSES in logs:
-            # Keras turns a one-step loop's losses into a float.
-            return int(logs[LOOP_FIRST_STEP]) + int(np.size(logs[LOOP_LOSSES]))
+        loop = loop_of(logs)
+        if loop is not None:
+            first_step, losses = loop
+            return first_step + len(losses)
         return self.model.global_step
 
     def _save(self, step):

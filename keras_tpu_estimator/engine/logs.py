@@ -15,6 +15,7 @@ Callbacks learn only from `logs` and their arguments. `fit` calls
 """
 
 import keras
+import numpy as np
 
 LOOP_FIRST_STEP = "loop_first_step"
 LOOP_LOSSES = "loop_losses"
@@ -49,3 +50,32 @@ def callback_list(callbacks, model, verbose, steps, **kwargs):
         callbacks.append(LoopProgbarLogger())
     return keras.callbacks.CallbackList(callbacks, verbose=verbose, steps=steps, model=model,
                                         **kwargs)
+
+
+def loop_of(logs):
+    """The training loop `logs` reports, as `(first_step, losses)`; None if it reports none.
+
+    `EstimatorModel.fit` gives `on_train_batch_end` (and `on_train_end`)
+    logs with the global step before the loop (`LOOP_FIRST_STEP`) and the
+    loss of each of its steps (`LOOP_LOSSES`).
+
+    Args:
+        logs: the `logs` dict of a Keras callback method, or None.
+
+    Returns:
+        `(first_step, losses)`: an int and a 1-D numpy array; or None when
+        `logs` has no loop keys. (Keras turns every log value it can into a
+        float: the step arrives as one, and a one-step loop's losses too.)
+    """
+    if not logs or LOOP_LOSSES not in logs or LOOP_FIRST_STEP not in logs:
+        return None
+    return int(logs[LOOP_FIRST_STEP]), np.array(logs[LOOP_LOSSES]).reshape(-1)
+
+
+def missing_loop_error(owner):
+    """The ValueError for a callback that needs a loop's losses and got logs without them."""
+    return ValueError(
+        f"{owner} reads the training loop from the callback `logs`: the "
+        f"{LOOP_FIRST_STEP!r} and {LOOP_LOSSES!r} keys that EstimatorModel.fit "
+        "gives on_train_batch_end after each loop. These logs have none."
+    )

@@ -12,7 +12,7 @@ import collections
 
 import numpy as np
 
-from keras_tpu_estimator.spec import _describe
+from keras_tpu_estimator.spec import describe as _describe
 
 SINGLE_FEATURE_DEFAULT_NAME = "feature"
 SINGLE_RECEIVER_DEFAULT_NAME = "input"

@@ -14,7 +14,7 @@ import time
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
 from keras_tpu_estimator.export.signatures import build_archive
-from keras_tpu_estimator.spec import _describe
+from keras_tpu_estimator.spec import describe as _describe
 
 _log = logging.getLogger("keras_tpu_estimator")
 

@@ -6,7 +6,7 @@ the helper only checks its batching arguments and runs the computation.
 
 import numpy as np
 
-from keras_tpu_estimator.spec import _describe
+from keras_tpu_estimator.spec import describe as _describe
 
 
 def inference_on_tpu(

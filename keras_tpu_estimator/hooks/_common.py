@@ -6,8 +6,6 @@ import time
 
 import numpy as np
 
-from keras_tpu_estimator.model import LOOP_FIRST_STEP
-from keras_tpu_estimator.model import LOOP_LOSSES
 
 log = logging.getLogger("keras_tpu_estimator")
 
@@ -36,34 +34,6 @@ def global_step_of(model):
         optimizer = getattr(model, "optimizer", None)
         step = 0 if optimizer is None else np.asarray(optimizer.iterations.value)
     return int(step)
-
-
-def loop_of(logs):
-    """The training loop `logs` reports, as `(first_step, losses)`; None if it reports none.
-
-    `EstimatorModel.fit` gives `on_train_batch_end` (and `on_train_end`)
-    logs with the global step before the loop (`LOOP_FIRST_STEP`) and the
-    loss of each of its steps (`LOOP_LOSSES`).
-
-    Args:
-        logs: the `logs` dict of a Keras callback method, or None.
-
-    Returns:
-        `(first_step, losses)`: an int and a 1-D numpy array; or None when
-        `logs` has no loop keys.
-    """
-    if not logs or LOOP_LOSSES not in logs or LOOP_FIRST_STEP not in logs:
-        return None
-    return int(logs[LOOP_FIRST_STEP]), np.array(logs[LOOP_LOSSES]).reshape(-1)
-
-
-def missing_loop_error(owner):
-    """The ValueError for a callback that needs a loop's losses and got logs without them."""
-    return ValueError(
-        f"{owner} reads the training loop from the callback `logs`: the "
-        f"{LOOP_FIRST_STEP!r} and {LOOP_LOSSES!r} keys that EstimatorModel.fit "
-        "gives on_train_batch_end after each loop. These logs have none."
-    )
 
 
 class Timer:

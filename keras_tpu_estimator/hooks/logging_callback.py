@@ -5,8 +5,8 @@ import keras
 from keras_tpu_estimator.hooks._common import Timer
 from keras_tpu_estimator.hooks._common import check_count
 from keras_tpu_estimator.hooks._common import log
-from keras_tpu_estimator.hooks._common import loop_of
-from keras_tpu_estimator.hooks._common import missing_loop_error
+from keras_tpu_estimator.engine.logs import loop_of
+from keras_tpu_estimator.engine.logs import missing_loop_error
 
 
 class LoggingCallback(keras.callbacks.Callback):

@@ -14,7 +14,7 @@ import numpy as np
 
 from keras_tpu_estimator.hooks._common import describe as _describe
 from keras_tpu_estimator.hooks._common import global_step_of as _global_step
-from keras_tpu_estimator.hooks._common import loop_of
+from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.spec import ModeKeys
 
 _MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)

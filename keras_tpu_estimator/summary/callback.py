@@ -7,23 +7,8 @@ import time
 import keras
 import numpy as np
 
+from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.summary import writers
-
-
-def _loop_of(logs):
-    """`(first_step, losses)` of the training loop `logs` reports."""
-    # Imported here: `keras_tpu_estimator.model` imports this package.
-    from keras_tpu_estimator.model import LOOP_FIRST_STEP
-    from keras_tpu_estimator.model import LOOP_LOSSES
-
-    if not logs or LOOP_FIRST_STEP not in logs or LOOP_LOSSES not in logs:
-        raise ValueError(
-            "SummaryCallback reads the training loop from the callback `logs`: "
-            f"the {LOOP_FIRST_STEP!r} and {LOOP_LOSSES!r} keys that "
-            "EstimatorModel.fit gives on_train_batch_end after each loop. "
-            f"Received: logs with keys {sorted(logs or {})}"
-        )
-    return int(logs[LOOP_FIRST_STEP]), np.asarray(logs[LOOP_LOSSES]).reshape(-1)
 
 
 class SummaryCallback(keras.callbacks.Callback):
@@ -82,7 +67,10 @@ class SummaryCallback(keras.callbacks.Callback):
         self._since = None
 
     def on_train_batch_end(self, batch, logs=None):
-        first_step, losses = _loop_of(logs)
+        loop = logs_lib.loop_of(logs)
+        if loop is None:
+            raise logs_lib.missing_loop_error("SummaryCallback")
+        first_step, losses = loop
         wrote = False
         for i, loss in enumerate(losses):
             step = first_step + i + 1

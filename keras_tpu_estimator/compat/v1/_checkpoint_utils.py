@@ -143,7 +143,7 @@ def _initialize(reader, pairs, build):
                 wanted[path] = source + path[len(prefix):]
     # A variable created by an earlier build is already initialized (or trained).
     wanted = {path: name for path, name in wanted.items() if path in new_variables}
-    report = checkpoint_lib._load_from_reader(reader, wanted, new_variables)
+    report = checkpoint_lib.load_from_reader(reader, wanted, new_variables)
     matched, unmatched, mismatched = report
     logger.info("init_from_checkpoint: initialized %d variables from %s: %s",
                 len(matched), reader.path, matched)
