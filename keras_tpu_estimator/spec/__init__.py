@@ -38,8 +38,6 @@ from keras_tpu_estimator.spec.tpu_estimator_spec import TPUEstimatorSpec
 from keras_tpu_estimator.spec.tpu_estimator_spec import as_tpu_spec
 from keras_tpu_estimator.spec.tpu_estimator_spec import check_spec
 
-# The old private name, still imported by keras_tpu_estimator.export; use `describe`.
-
 __all__ = [
     "ClassificationOutput",
     "EstimatorSpec",
