@@ -41,11 +41,11 @@ from keras_tpu_estimator.hooks import SessionRunHook  # noqa: E402
 from keras_tpu_estimator.hooks import SessionRunValues  # noqa: E402
 from keras_tpu_estimator.hooks import StopAtStepHook  # noqa: E402
 from keras_tpu_estimator.model import EstimatorModel  # noqa: E402
-from keras_tpu_estimator.scope import VariableStore  # noqa: E402
-from keras_tpu_estimator.scope import get_global_step  # noqa: E402
-from keras_tpu_estimator.scope import get_or_create_layer  # noqa: E402
-from keras_tpu_estimator.scope import get_variable  # noqa: E402
-from keras_tpu_estimator.scope import variable_scope  # noqa: E402
+from keras_tpu_estimator.store import VariableStore  # noqa: E402
+from keras_tpu_estimator.store import get_global_step  # noqa: E402
+from keras_tpu_estimator.store import get_or_create_layer  # noqa: E402
+from keras_tpu_estimator.store import get_variable  # noqa: E402
+from keras_tpu_estimator.store import variable_scope  # noqa: E402
 from keras_tpu_estimator.spec import ClassificationOutput  # noqa: E402
 from keras_tpu_estimator.spec import EstimatorSpec  # noqa: E402
 from keras_tpu_estimator.spec import ExportOutput  # noqa: E402

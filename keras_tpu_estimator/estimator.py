@@ -29,7 +29,7 @@ import numpy as np
 from keras_tpu_estimator import checkpoint as checkpoint_lib
 from keras_tpu_estimator import export as export_lib
 from keras_tpu_estimator import hooks as hooks_lib
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.model import EstimatorModel
@@ -199,7 +199,7 @@ class TPUEstimator:
 
         def bound_model_fn(features, labels, mode, config=None):
             return model.call_model_fn(features, labels, mode, 0, True,
-                               store=scope.VariableStore(), config=config)
+                               store=store_lib.VariableStore(), config=config)
 
         return bound_model_fn
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import inputs as inputs_lib
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator import train_ops
@@ -145,7 +145,7 @@ class EstimatorModel(keras.Model):
             self.distribution, config, self._program.params, bool(use_tpu),
             max_loop_bytes, max_resident_bytes,
         )
-        self.store = scope.VariableStore()
+        self.store = store_lib.VariableStore()
         self._built_modes = set()
         self._training = None
         self.train_optimizer = None

@@ -51,7 +51,7 @@ class VariableStore(keras.layers.Layer):
         return {v.path: v for v in self.variables}
 
 
-class _Context:
+class ModelFnCall:
     """What the functions of this module see while `model_fn` runs."""
 
     def __init__(self, store, mode, building, global_step):
@@ -65,7 +65,7 @@ class _Context:
 
 
 @contextlib.contextmanager
-def model_fn_context(store, mode, building, global_step, training):
+def model_fn_call(store, mode, building, global_step, training):
     """Runs the enclosed `model_fn` call against `store`.
 
     Args:
@@ -77,7 +77,7 @@ def model_fn_context(store, mode, building, global_step, training):
         training: the `training` flag layers see (True in TRAIN mode).
     """
     previous = getattr(_state, "context", None)
-    _state.context = _Context(store, mode, building, global_step)
+    _state.context = ModelFnCall(store, mode, building, global_step)
     try:
         with _keras_internals.training_context(training):
             yield
@@ -85,7 +85,7 @@ def model_fn_context(store, mode, building, global_step, training):
         _state.context = previous
 
 
-def _current(function_name):
+def current_call(function_name):
     context = getattr(_state, "context", None)
     if context is None:
         raise RuntimeError(
@@ -141,7 +141,7 @@ def get_or_create_layer(name, factory):
         "logits", lambda: keras.layers.Dense(10))(features["x"])
     ```
     """
-    context = _current("get_or_create_layer")
+    context = current_call("get_or_create_layer")
     parent, path = _path(name)
     layer = context.store.created_layers.get(path)
     if layer is not None:
@@ -196,7 +196,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True)
         table = kte.get_variable("word", shape=(vocab, 128))
     ```
     """
-    context = _current("get_variable")
+    context = current_call("get_variable")
     parent, path = _path(name)
     variable = context.store.created_variables.get(path)
     if variable is not None:
@@ -272,7 +272,7 @@ def get_global_step():
     Raises:
         RuntimeError: outside a `model_fn` run by this library.
     """
-    return _current("get_global_step").global_step
+    return current_call("get_global_step").global_step
 
 
 def used_in_call():
@@ -281,7 +281,7 @@ def used_in_call():
     In first-use order: what a TF1 graph held at this point of the call, so
     `compat.v1.trainable_variables()` lists variables in creation order.
     """
-    return dict(_current("used_in_call").used)
+    return dict(current_call("used_in_call").used)
 
 
 def call_state(key, factory):
@@ -294,7 +294,7 @@ def call_state(key, factory):
         key: a string naming the state.
         factory: a zero-argument callable creating the state on first use.
     """
-    context = _current("call_state")
+    context = current_call("call_state")
     if key not in context.call_state:
         context.call_state[key] = factory()
     return context.call_state[key]
@@ -310,7 +310,7 @@ def get_seed_generator():
     Raises:
         ValueError: if first asked for in a compiled step.
     """
-    context = _current("get_seed_generator")
+    context = current_call("get_seed_generator")
     store = context.store
     generator = getattr(store, "seed_generator", None)
     if generator is None:
@@ -323,4 +323,4 @@ def get_seed_generator():
 
 def current_mode():
     """Returns the `ModeKeys` value of the `model_fn` call in progress."""
-    return _current("current_mode").mode
+    return current_call("current_mode").mode

@@ -37,7 +37,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 GLOBAL_STEP = "global_step"
@@ -317,7 +317,7 @@ def current_store_global_step():
     in a TRAIN build pass it is created; otherwise (evaluation of a model
     not built for training) the current step as a tensor.
     """
-    context = scope._current("train.get_or_create_global_step")
+    context = store_lib.current_call("train.get_or_create_global_step")
     variable = global_step_variable(context.store)
     if variable is None and context.building and context.mode == ModeKeys.TRAIN:
         variable = create_global_step(context.store)

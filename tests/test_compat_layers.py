@@ -8,7 +8,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
 X = np.random.default_rng(0).normal(size=(4, 6)).astype("float32")
@@ -20,8 +20,8 @@ SIMAGES = keras.KerasTensor(IMAGES.shape)
 
 def run(program, store=None, mode=TRAIN, building=True):
     """Calls `program` as model_fn code would be, against `store`."""
-    store = scope.VariableStore() if store is None else store
-    with scope.model_fn_context(store, mode, building, 0, mode == TRAIN):
+    store = store_lib.VariableStore() if store is None else store
+    with store_lib.model_fn_call(store, mode, building, 0, mode == TRAIN):
         return program()
 
 
@@ -119,7 +119,7 @@ def test_variables_get_tf1_names(program, expected):
 
 @pytest.mark.parametrize("mode", [TRAIN, EVAL, PREDICT])
 def test_names_replay_identically_on_every_later_call(mode):
-    store = scope.VariableStore()
+    store = store_lib.VariableStore()
     first = names(bert_like, store=store)
     count = len(store.variables)
     assert names(bert_like, store=store, mode=mode, building=False) == first
@@ -127,7 +127,7 @@ def test_names_replay_identically_on_every_later_call(mode):
 
 
 def test_variable_paths_in_the_store_are_the_tf1_names():
-    store = scope.VariableStore()
+    store = store_lib.VariableStore()
     run(cnn, store=store)
     assert {f"{v.path}:0" for v in store.variables} == set(names(cnn))
 
@@ -345,7 +345,7 @@ def test_user_collections_hold_what_was_added_and_filter_by_scope():
 
 
 def test_collections_start_empty_on_every_call():
-    store = scope.VariableStore()
+    store = store_lib.VariableStore()
     run(lambda: tf1.add_to_collection("things", 1), store=store)
     assert run(lambda: tf1.get_collection("things"), store=store, building=False) == []
 
@@ -532,7 +532,7 @@ def test_tf1_style_model_fn_trains_evaluates_and_predicts():
 
 def test_layer_object_made_once_is_found_again_in_every_call():
     layer = tf1.layers.Dense(2)
-    store = scope.VariableStore()
+    store = store_lib.VariableStore()
 
     def program():
         with tf1.variable_scope("elsewhere"):

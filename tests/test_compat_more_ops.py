@@ -6,7 +6,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 
 A = np.arange(12, dtype="float32").reshape(3, 4) - 5.0
 IMAGES = np.random.default_rng(0).normal(size=(2, 6, 6, 3)).astype("float32")
@@ -14,7 +14,7 @@ IMAGES = np.random.default_rng(0).normal(size=(2, 6, 6, 3)).astype("float32")
 
 def _run(program):
     """Runs `program` as model_fn code, in a TRAIN build call."""
-    with scope.model_fn_context(scope.VariableStore(), kte.ModeKeys.TRAIN, True, 0, True):
+    with store_lib.model_fn_call(store_lib.VariableStore(), kte.ModeKeys.TRAIN, True, 0, True):
         return program()
 
 

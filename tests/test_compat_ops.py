@@ -9,7 +9,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 RNG = np.random.default_rng(0)
@@ -29,7 +29,7 @@ def log_softmax(z):
 
 def in_graph(fn):
     """Runs `fn` as model_fn code (collections need a model_fn call)."""
-    with scope.model_fn_context(scope.VariableStore(), ModeKeys.TRAIN, True, 0, True):
+    with store_lib.model_fn_call(store_lib.VariableStore(), ModeKeys.TRAIN, True, 0, True):
         return fn()
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import initialization
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.model_fn import call_model_fn
@@ -83,7 +83,7 @@ class ModelFnProgram:
 
     def call(self, store, features, labels, mode, global_step, building, config=None):
         """Calls `model_fn` with its variables in `store`; returns the spec."""
-        with scope.model_fn_context(
+        with store_lib.model_fn_call(
             store, mode, building, global_step, training=mode == ModeKeys.TRAIN
         ):
             return call_model_fn(

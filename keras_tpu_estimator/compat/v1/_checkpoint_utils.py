@@ -12,7 +12,7 @@ import keras
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
 from keras_tpu_estimator import initialization
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 
 logger = logging.getLogger("keras_tpu_estimator")
@@ -90,7 +90,7 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
             f"checkpoint name to variable or scope. Received: {assignment_map!r}"
         )
     if not initialization.in_build_pass():
-        scope._current("compat.v1.train.init_from_checkpoint")  # Raises outside model_fn.
+        store_lib.current_call("compat.v1.train.init_from_checkpoint")  # Raises outside model_fn.
         return None  # A compiled step: the initial values were set at build.
     reader = checkpoint_lib.checkpoint_reader(ckpt_dir_or_file)
     pairs = [(key, _map_target(key, value)) for key, value in assignment_map.items()]

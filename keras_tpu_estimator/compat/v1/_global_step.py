@@ -7,7 +7,7 @@ program increments it (`minimize(global_step=...)`,
 
 import keras
 
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
@@ -16,7 +16,7 @@ from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 def is_step_global_step(variable):
     """Whether `variable` is the store's `global_step`, which the step itself advances."""
     try:
-        context = scope._current("train.Optimizer.apply_gradients")
+        context = store_lib.current_call("train.Optimizer.apply_gradients")
     except RuntimeError:  # Outside model_fn: a plain variable.
         return False
     own = train_ops.global_step_variable(context.store)

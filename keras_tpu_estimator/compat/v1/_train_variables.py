@@ -9,7 +9,7 @@ per `model_fn` call as TF1 made them unique in its graph.
 import keras
 from keras import ops
 
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1.variables import absolute_scope
@@ -23,7 +23,7 @@ def unique_path(path):
     TF1 made names unique in the graph; counting per call replays the same
     names on every trace.
     """
-    taken = scope.call_state(_NAMES_TAKEN, set)
+    taken = store_lib.call_state(_NAMES_TAKEN, set)
     candidate, index = path, 0
     while candidate in taken:
         index += 1
@@ -36,7 +36,7 @@ def store_variable(path, initializer, shape, dtype):
     """The non-trainable store variable at the absolute `path`, created once."""
     parent, _, leaf = path.rpartition("/")
     with absolute_scope(parent):
-        return scope.get_variable(
+        return store_lib.get_variable(
             leaf, shape=tuple(shape), dtype=dtype, initializer=initializer, trainable=False
         )
 

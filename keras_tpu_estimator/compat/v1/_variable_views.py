@@ -18,7 +18,7 @@ import re
 
 import keras
 
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 
 
@@ -137,7 +137,7 @@ def keras_variable(variable):
 
 def _used_variables(trainable_only):
     found, seen = [], set()
-    for owner in scope.used_in_call().values():
+    for owner in store_lib.used_in_call().values():
         if isinstance(owner, keras.Variable):
             candidates = [owner]
         else:

@@ -40,7 +40,7 @@ import math
 import keras
 import numpy as np
 
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401  (`tf1.layers.initializers`)
 from keras_tpu_estimator.compat.v1._batch_normalization import FUSED_MIN_EPSILON  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
@@ -117,7 +117,7 @@ class Layer:
         made once and called in every `model_fn` call (a layer built outside
         `model_fn`) is found again by that name, as TF1 re-entered its scope.
         """
-        call = scope.call_state("compat.v1.call", object)
+        call = store_lib.call_state("compat.v1.call", object)
         if self.keras_layer is not None and self._call is call:
             return False
         first_call = self.keras_layer is None
@@ -136,10 +136,10 @@ class Layer:
             layer.trainable = self.trainable
             return layer
 
-        newly_used = path not in scope.used_in_call()
+        newly_used = path not in store_lib.used_in_call()
         parent, _, last = path.rpartition("/")
         with absolute_scope(parent):
-            self.keras_layer = scope.get_or_create_layer(last, factory)
+            self.keras_layer = store_lib.get_or_create_layer(last, factory)
         self.name = last
         return newly_used
 
@@ -414,7 +414,7 @@ class Dropout(_Stateless):
     def _apply(self, inputs, training):
         if not _check_training(training, "dropout") or self.rate == 0:
             return inputs
-        generator = scope.get_seed_generator()
+        generator = store_lib.get_seed_generator()
         if isinstance(inputs, keras.KerasTensor):
             return inputs  # Building: shapes only.
         return keras.random.dropout(inputs, self.rate, self.noise_shape, seed=generator)

@@ -11,7 +11,7 @@ noise = tf1.random_uniform([batch_size, 1, 1, 1], dtype=inputs.dtype)
 
 import keras
 
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 # A private alias: `random_ops` is star-imported into `compat.v1`.
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
@@ -28,7 +28,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, nam
         ValueError: for an integer dtype without `maxval`.
     """
     dtype = _dtype(dtype)
-    generator = scope.get_seed_generator()
+    generator = store_lib.get_seed_generator()
     if dtypes.as_dtype(dtype).is_integer:
         if maxval is None:
             raise ValueError(f"random_uniform(dtype={dtype}) needs `maxval`.")
@@ -40,25 +40,25 @@ def random_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, nam
 def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     """Normal samples with `mean` and `stddev`."""
     return keras.random.normal(_shape(shape), mean, stddev, dtype=_dtype(dtype),
-                               seed=scope.get_seed_generator())
+                               seed=store_lib.get_seed_generator())
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     """Normal samples redrawn beyond two standard deviations."""
     return keras.random.truncated_normal(_shape(shape), mean, stddev, dtype=_dtype(dtype),
-                                         seed=scope.get_seed_generator())
+                                         seed=store_lib.get_seed_generator())
 
 
 def random_shuffle(value, seed=None, name=None):
     """`value` with its first axis shuffled."""
-    return keras.random.shuffle(value, axis=0, seed=scope.get_seed_generator())
+    return keras.random.shuffle(value, axis=0, seed=store_lib.get_seed_generator())
 
 
 def multinomial(logits, num_samples, seed=None, name=None, output_dtype="int64"):
     """`num_samples` class ids per row of `logits` (int64 computed in 32 bits without x64)."""
     dtype = "int32" if output_dtype in (None, "int64") else str(dtypes.as_dtype(output_dtype))
     return keras.random.categorical(logits, int(num_samples), dtype=dtype,
-                                    seed=scope.get_seed_generator())
+                                    seed=store_lib.get_seed_generator())
 
 
 __all__ = ["multinomial", "random_normal", "random_shuffle", "random_uniform", "truncated_normal"]

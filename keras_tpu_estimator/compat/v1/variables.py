@@ -38,7 +38,7 @@ import enum
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import scope
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1 import initializers
 # A private alias: the converter reads this module's public names as TF1's.
@@ -257,7 +257,7 @@ def _used_paths():
     """`{path: variable or layer}` of everything this call has used, layer
     variables included."""
     found = {}
-    for path, owner in scope.used_in_call().items():
+    for path, owner in store_lib.used_in_call().items():
         found[path] = owner
         if not isinstance(owner, keras.Variable):
             found.update((v.path, v) for v in owner.weights)
@@ -303,7 +303,7 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
     used_paths = _used_paths()
     check_reuse(name, reuse, used_paths=used_paths)
     existing = used_paths.get(name)
-    if isinstance(existing, keras.Variable) and name not in scope.used_in_call():
+    if isinstance(existing, keras.Variable) and name not in store_lib.used_in_call():
         return existing  # A layer's variable, shared by name.
     exists = existing is not None
     dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
@@ -316,7 +316,7 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
         initializer = _default_initializer(dtype)
     parent, _, last = name.rpartition("/")
     with absolute_scope(parent):
-        variable = scope.get_variable(
+        variable = store_lib.get_variable(
             last, shape=shape, dtype=str(dtype), initializer=initializer,
             trainable=True if trainable is None else bool(trainable),
         )
