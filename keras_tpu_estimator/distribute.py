@@ -1,4 +1,4 @@
-"""From `TPUConfig` to a `keras.distribution` layout, and data placement.
+"""From `TPUConfig` to a `keras.distribution` layout.
 
 By default every device is a replica: a `keras.distribution.DataParallel`
 over all devices, variables replicated and batches split along the `batch`

@@ -4,7 +4,7 @@
 dataset or arrays) into a source (`inputs`), calling an `input_fn` as
 `per_host_input_for_training` deploys it (`context.plan_input`); cuts the
 source into chunks, one per on-device loop; places each chunk on the
-devices (`placement`) on a background thread, one chunk ahead. Training
+devices (`placement`) on a background thread, ahead of the loop. Training
 arrays small enough are placed on every device once (`resident`), and the
 chunks then hold only example indices into them.
 """

@@ -1,0 +1,191 @@
+"""The engine's pieces, tested directly: jit a step and check it."""
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+import pytest
+
+import keras_tpu_estimator as kte
+from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.engine import logs as logs_lib
+from keras_tpu_estimator.engine import loop as loop_lib
+from keras_tpu_estimator.engine import program as program_lib
+from keras_tpu_estimator.engine import state as state_lib
+from keras_tpu_estimator.engine import steps as steps_lib
+
+TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
+
+
+def linear_fn(features, labels, mode, params):
+    outputs = kte.get_or_create_layer("out", lambda: keras.layers.Dense(1))(features)
+    if mode == PREDICT:
+        return kte.TPUEstimatorSpec(mode, predictions=outputs)
+    loss = keras.ops.mean(keras.ops.square(outputs[:, 0] - labels))
+    if mode == EVAL:
+        return kte.TPUEstimatorSpec(
+            mode, loss=loss, eval_metrics=(lambda o: {"mean_out": keras.ops.mean(o)}, [outputs])
+        )
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+
+
+def batch(n=4):
+    x = np.arange(n * 2, dtype="float32").reshape(n, 2) / 10
+    return x, x.sum(axis=1)
+
+
+def built(mode, model_fn=linear_fn):
+    program = program_lib.ModelFnProgram(model_fn, {}, kte.RunConfig(), use_tpu=False)
+    store = store_lib.VariableStore()
+    metrics = {"loss": keras.metrics.Mean(name="loss")}
+    result = program.build(store, mode, batch(), "int32", metrics=metrics)
+    metrics.update(result.metrics)
+    return program, store, result, metrics
+
+
+def test_building_train_reads_the_keras_optimizer_and_trained_variables():
+    _, store, result, _ = built(TRAIN)
+    assert isinstance(result.training.optimizer, keras.optimizers.SGD)
+    assert not result.training.by_assignment
+    assert result.training.variables == store.trainable_variables
+
+
+def test_building_eval_creates_one_metric_per_metric_value():
+    _, _, result, _ = built(EVAL)
+    assert list(result.metrics) == ["mean_out"]
+    assert isinstance(result.metrics["mean_out"], keras.metrics.Mean)
+
+
+def test_building_a_spec_without_optimizer_needs_a_compiled_one():
+    def no_optimizer(features, labels, mode):
+        out = kte.get_or_create_layer("out", lambda: keras.layers.Dense(1))(features)
+        return kte.TPUEstimatorSpec(mode, loss=keras.ops.mean(out))
+
+    with pytest.raises(ValueError, match="train_op=None"):
+        built(TRAIN, no_optimizer)
+
+
+def test_the_train_step_is_pure_and_matches_a_hand_written_sgd_step():
+    program, store, result, _ = built(TRAIN)
+    optimizer = result.training.optimizer
+    optimizer.build(result.training.variables)
+    steps = steps_lib.Steps(program, store, result.training)
+    variables = state_lib.variables_of(TRAIN, store, result.training.variables,
+                                       state_lib.GlobalStep(), optimizer=optimizer)
+    before = state_lib.read(variables)
+    state, outputs = jax.jit(steps.train)(before, batch())
+    kernel, bias = before.trainable
+    x, y = batch()
+
+    def loss(kernel, bias):
+        return jnp.mean(jnp.square((x @ kernel + bias)[:, 0] - y))
+
+    grads = jax.grad(loss, argnums=(0, 1))(kernel, bias)
+    np.testing.assert_allclose(state.trainable[0], kernel - 0.1 * grads[0], rtol=1e-6)
+    np.testing.assert_allclose(outputs["loss"], loss(kernel, bias), rtol=1e-6)
+    # Nothing was assigned: the variables still hold the values before the step.
+    np.testing.assert_array_equal(store.trainable_variables[0].value, kernel)
+
+
+def test_the_eval_step_accumulates_the_loss_and_metrics():
+    program, store, _, metrics = built(EVAL)
+    steps = steps_lib.Steps(program, store, metrics=metrics)
+    variables = state_lib.variables_of(EVAL, store, [], state_lib.GlobalStep(),
+                                       metrics=metrics.values())
+    state = state_lib.read(variables)
+    for _ in range(2):
+        state, _ = jax.jit(steps.evaluate)(state, batch())
+    state_lib.write(variables, state)
+    assert metrics["loss"].count.value == 8  # Weighted by the batch size.
+
+
+def test_the_predict_step_outputs_the_predictions_and_keeps_the_state():
+    program, store, _, _ = built(PREDICT)
+    steps = steps_lib.Steps(program, store)
+    state = state_lib.read(state_lib.variables_of(PREDICT, store, [], state_lib.GlobalStep()))
+    new_state, predictions = jax.jit(steps.predict)(state, (batch()[0], None))
+    assert predictions.shape == (4, 1)
+    assert new_state is state or jax.tree.all(jax.tree.map(np.array_equal, new_state, state))
+
+
+def test_a_stacked_loop_is_one_scan():
+    def step(total, x):
+        return total + x.sum(), x.sum()
+
+    program = loop_lib.loop_program(step, loop_lib.STACKED)
+    text = jax.jit(program).lower(jnp.zeros(()), jnp.ones((5, 3))).as_text()
+    assert text.count("stablehlo.while") == 1
+    total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)))
+    assert float(total) == 15 and per_step.shape == (5,)
+
+
+def test_an_indexed_loop_gathers_each_steps_rows():
+    def step(total, rows):
+        return total + rows.sum(), rows.sum()
+
+    program = loop_lib.loop_program(step, loop_lib.INDEXED, gather=lambda data, rows: data[rows])
+    data = jnp.arange(6.0)
+    total, per_step = program(jnp.zeros(()), data, jnp.array([[0, 1], [4, 5]]))
+    np.testing.assert_array_equal(per_step, [1.0, 9.0])
+
+
+def test_loop_programs_compile_once_per_key():
+    traces = []
+
+    def step(state, x):
+        traces.append(1)
+        return state, x
+
+    programs = loop_lib.LoopPrograms()
+    for _ in range(3):
+        programs.get("k", step, loop_lib.STACKED)(jnp.zeros(()), jnp.ones((2,)))
+    assert len(traces) == 1
+
+
+def test_an_unknown_loop_kind_is_refused():
+    with pytest.raises(ValueError, match="`kind` must be one of"):
+        loop_lib.loop_program(lambda s, b: (s, b), "unrolled")
+
+
+@pytest.mark.parametrize(
+    "steps, align_to, global_step, expected",
+    [(100, None, 50, 100), (300, 1000, 900, 100), (300, 1000, 0, 300), (5, 3, 7, 2)],
+)
+def test_loops_end_on_multiples_of_align_to(steps, align_to, global_step, expected):
+    schedule = loop_lib.LoopSchedule()
+    schedule.align_to = align_to
+    assert schedule.length(steps, global_step) == expected
+
+
+def test_a_time_based_schedule_is_sized_from_the_second_loop():
+    schedule = loop_lib.LoopSchedule(seconds=1.0)
+    assert schedule.record(10, 5.0) is None  # The first loop compiles.
+    assert schedule.record(10, 0.1) == 100
+    assert schedule.record(10, 0.1) is None  # Sized once.
+
+
+def test_the_global_step_carries_its_value_to_the_variable_it_binds():
+    step = state_lib.GlobalStep()
+    step.assign(7)
+    counter = keras.Variable(0, dtype="int32", trainable=False)
+    step.bind(counter)
+    assert int(counter.value) == 7
+    step.assign(9)
+    assert int(counter.value) == 9 and int(step.value) == 9
+
+
+@pytest.mark.parametrize(
+    "logs, expected",
+    [
+        ({"loss": 1.0, "loop_first_step": 8, "loop_losses": np.array([1.0, 2.0])}, (8, [1.0, 2.0])),
+        ({"loop_first_step": 8.0, "loop_losses": 3.0}, (8, [3.0])),  # As Keras floats them.
+        ({"loss": 1.0}, None),
+        (None, None),
+    ],
+)
+def test_loop_of_reads_the_loop_from_logs(logs, expected):
+    loop = logs_lib.loop_of(logs)
+    if expected is None:
+        assert loop is None
+    else:
+        assert loop[0] == expected[0] and list(loop[1]) == expected[1]
