@@ -178,24 +178,6 @@ class EstimatorModel(keras.Model):
         return self._program.config
 
     @property
-    def max_loop_bytes(self):
-        """The most input bytes one on-device loop may stack."""
-        return self._feed.max_loop_bytes
-
-    @max_loop_bytes.setter
-    def max_loop_bytes(self, value):
-        self._feed.max_loop_bytes = value
-
-    @property
-    def max_resident_bytes(self):
-        """Training arrays up to this size are placed on every device once."""
-        return self._feed.max_resident_bytes
-
-    @max_resident_bytes.setter
-    def max_resident_bytes(self, value):
-        self._feed.max_resident_bytes = value
-
-    @property
     def align_loops_to(self):
         """When set, no training loop crosses a multiple of this many steps."""
         return self._schedule.align_to
@@ -465,14 +447,7 @@ class EstimatorModel(keras.Model):
         if not self.compiled:
             raise ValueError("You must call `compile()` before `fit()`.")
         source, batch_size = self._source(x, y, TRAIN, batch_size)
-        endless = isinstance(source, inputs_lib.BatchSource) and source.is_infinite()
-        if endless and steps_per_epoch is None:
-            raise ValueError(
-                "The training input is endless (repeated): give `steps_per_epoch`."
-            )
-        options = {}
-        if isinstance(source, inputs_lib.BatchSource):
-            options["resume"] = steps_per_epoch is not None
+        self._feed.check_training_source(source, steps_per_epoch)
         callbacks = logs_lib.callback_list(
             callbacks, self, verbose,
             steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True),
@@ -481,15 +456,13 @@ class EstimatorModel(keras.Model):
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
         resident = self._feed.resident(source)
-        if resident is not None:
-            options["indices"] = True
 
         def epoch_chunks():
             start = self.global_step
-            return self._feed.chunks(
-                source, TRAIN, batch_size,
+            return self._feed.training_chunks(
+                source, batch_size,
                 lambda position: self._schedule.length(self.steps_per_execution, start + position),
-                inputs_lib.DROP, shuffle=shuffle, max_steps=steps_per_epoch, rng=rng, **options,
+                shuffle=shuffle, max_steps=steps_per_epoch, rng=rng, resident=resident,
             )
 
         # Build before any callback runs: callbacks see `model.optimizer`.

@@ -85,6 +85,39 @@ class Feed:
         distribute.check_batch_size(name, batch_size, self.num_replicas)
         return batch_size
 
+    def check_training_source(self, source, max_steps):
+        """Refuses an endless training input without a step count."""
+        endless = isinstance(source, inputs_lib.BatchSource) and source.is_infinite()
+        if endless and max_steps is None:
+            raise ValueError(
+                "The training input is endless (repeated): give `steps_per_epoch`."
+            )
+
+    def training_chunks(self, source, batch_size, steps, *, shuffle, max_steps, rng, resident):
+        """The chunks of one training epoch (full batches only).
+
+        Args:
+            source: the training source.
+            batch_size: the global batch size.
+            steps: `steps(position)`, the steps of the chunk starting at
+                `position` in the epoch.
+            shuffle: shuffle arrays.
+            max_steps: the epoch's steps (`steps_per_epoch`), or None for
+                one pass; a dataset then resumes where the last epoch stopped.
+            rng: the numpy generator of the shuffles.
+            resident: the arrays `resident` placed, or None; chunks then hold
+                example indices into them.
+        """
+        options = {}
+        if isinstance(source, inputs_lib.BatchSource):
+            options["resume"] = max_steps is not None
+        if resident is not None:
+            options["indices"] = True
+        return self.chunks(
+            source, ModeKeys.TRAIN, batch_size, steps, inputs_lib.DROP,
+            shuffle=shuffle, max_steps=max_steps, rng=rng, **options,
+        )
+
     def resident(self, source):
         """Training arrays placed on every device once, or None."""
         if (
