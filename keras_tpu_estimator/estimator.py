@@ -5,7 +5,10 @@ The facade keeps what estimator programs call — `train`, `evaluate`,
 estimator's contract that the checkpoints in `model_dir` are the model: every
 call starts from the latest checkpoint (or the one given), and training
 writes new ones. The steps themselves are `EstimatorModel`'s; this module only
-decides what to run, from which checkpoint, and what to write.
+decides what to run, from which checkpoint, and what to write. How far
+training runs and its callbacks are `train_plan`'s; the shaping of
+predictions is `predictions`'s; exporting a checkpoint is
+`export.export_checkpoint`'s.
 
 ```python
 est = kte.TPUEstimator(model_fn=model_fn, config=kte.RunConfig(
@@ -29,22 +32,18 @@ import numpy as np
 from keras_tpu_estimator import checkpoint as checkpoint_lib
 from keras_tpu_estimator import export as export_lib
 from keras_tpu_estimator import hooks as hooks_lib
+from keras_tpu_estimator import predictions as predictions_lib
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import summary as summary_lib
+from keras_tpu_estimator import train_plan
 from keras_tpu_estimator.config import RunConfig
+from keras_tpu_estimator.export import ExportSavedModelApiVersion
 from keras_tpu_estimator.model import EstimatorModel
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
 
 _log = logging.getLogger("keras_tpu_estimator")
-
-
-class ExportSavedModelApiVersion:
-    """The `export_saved_model_api_version` values of TPUEstimator."""
-
-    V1 = 1
-    V2 = 2
 
 
 class TPUEstimator:
@@ -145,12 +144,7 @@ class TPUEstimator:
                 "on this runtime. Use keras.layers.Embedding inside model_fn; "
                 "with num_cores_per_replica its table can be sharded."
             )
-        if export_saved_model_api_version not in (1, 2):
-            raise ValueError(
-                "`export_saved_model_api_version` must be "
-                "ExportSavedModelApiVersion.V1 or V2 (1 or 2). Received: "
-                f"{export_saved_model_api_version!r}"
-            )
+        export_lib.check_api_version(export_saved_model_api_version)
         self._model_fn = model_fn
         self._params = params
         self._use_tpu = bool(use_tpu)
@@ -285,12 +279,7 @@ class TPUEstimator:
         Raises:
             ValueError: for both `steps` and `max_steps`, or either <= 0.
         """
-        if steps is not None and max_steps is not None:
-            raise ValueError("Can not provide both steps and max_steps.")
-        if steps is not None and steps <= 0:
-            raise ValueError(f"Must specify steps > 0, given: {steps}")
-        if max_steps is not None and max_steps <= 0:
-            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        train_plan.check_step_limits(steps, max_steps)
         self._seed()
         model = self._model(ModeKeys.TRAIN)
         # Weights trained without a checkpoint continue, unless a checkpoint is newer.
@@ -299,46 +288,26 @@ class TPUEstimator:
             _log.info("Skipping training since max_steps has already saved.")
             return self
         user_hooks = list(hooks or [])
-        stop = _stop_step(user_hooks, start)
+        stop = train_plan.stop_step(user_hooks, start)
         if stop is not None and stop <= start:
             _log.info("Skipping training: a StopAtStepHook's last step is reached.")
             return self
         source = model.build_for(ModeKeys.TRAIN, input_fn)
-        if not from_memory and self._checkpoints.load(model) is None:
-            self._warm_start(model)
-        remaining = steps if steps is not None else (
-            max_steps - start if max_steps is not None else None
-        )
+        loaded = from_memory or self._checkpoints.load(model) is not None
+        if not loaded and self._warm_start_from is not None:
+            checkpoint_lib.warm_start(model, self._warm_start_from)
         user_hooks += list(model.spec_hooks.get(ModeKeys.TRAIN) or [])
-        stop = _stop_step(user_hooks, start)
-        if stop is not None:
-            # Loops end exactly at the step a StopAtStepHook stops at.
-            until_stop = max(stop - start, 1)
-            remaining = until_stop if remaining is None else min(remaining, until_stop)
-        if remaining is None and getattr(source, "is_infinite", lambda: False)():
-            raise ValueError(
-                "The training input is endless (repeated): give `steps` or `max_steps`."
-            )
-        # NaN checks come first, so that no checkpoint of NaN weights is
-        # written; a NanTensorHook of the user's replaces the built-in one.
-        nan_hooks = [h for h in user_hooks if isinstance(h, hooks_lib.NanTensorHook)]
-        callbacks = hooks_lib.as_callbacks(
-            (nan_hooks or [hooks_lib.NanTensorHook()])
-            + [h for h in user_hooks if not isinstance(h, hooks_lib.NanTensorHook)],
-            ModeKeys.TRAIN,
+        remaining = train_plan.steps_to_run(
+            start, steps, max_steps, stop=train_plan.stop_step(user_hooks, start),
+            endless=getattr(source, "is_infinite", lambda: False)(),
         )
-        callbacks.append(self._checkpoints.saver(
+        saver = self._checkpoints.saver(
             model,
             save_steps=self._config.save_checkpoints_steps,
             save_secs=self._config.save_checkpoints_secs,
             listeners=saving_listeners or [],
-        ))
-        if self._config.log_step_count_steps:
-            callbacks.append(hooks_lib.LoggingCallback(self._config.log_step_count_steps))
-        if self._config.save_summary_steps:
-            callbacks.append(
-                summary_lib.SummaryCallback(self.model_dir, self._config.save_summary_steps)
-            )
+        )
+        callbacks = train_plan.training_callbacks(user_hooks, saver, self._config)
         model.align_loops_to = self._config.save_checkpoints_steps
         self._checkpoints.training_began(model)
         try:
@@ -350,10 +319,6 @@ class TPUEstimator:
             raise
         self._checkpoints.training_ended(model)
         return self
-
-    def _warm_start(self, model):
-        if self._warm_start_from is not None:
-            checkpoint_lib.warm_start(model, self._warm_start_from)
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates the given or latest checkpoint.
@@ -431,16 +396,12 @@ class TPUEstimator:
         callbacks = hooks_lib.as_callbacks(
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.PREDICT) or []), ModeKeys.PREDICT
         )
-        if isinstance(predict_keys, str):
-            predict_keys = [predict_keys]
         for batch in model.predict_batches(source, callbacks=callbacks):
-            batch = _select(batch, predict_keys)
-            if not yield_single_examples:
+            batch = predictions_lib.select_keys(batch, predict_keys)
+            if yield_single_examples:
+                yield from predictions_lib.examples(batch)
+            else:
                 yield batch
-                continue
-            rows = len(next(iter(batch.values()))) if isinstance(batch, dict) else len(batch)
-            for i in range(rows):
-                yield {k: v[i] for k, v in batch.items()} if isinstance(batch, dict) else batch[i]
 
     # ------------------------------------------------------------------
     # Export.
@@ -493,42 +454,18 @@ class TPUEstimator:
         tf.saved_model.load(path).signatures["serving_default"](examples=...)
         ```
         """
-        if experimental_mode != ModeKeys.PREDICT:
-            raise ValueError(
-                "`experimental_mode` must be ModeKeys.PREDICT: only serving "
-                f"graphs are exported. Received: experimental_mode={experimental_mode!r}"
-            )
-        if not self.export_to_cpu and not self.export_to_tpu:
-            raise ValueError("One of export_to_cpu and export_to_tpu must be true.")
-        if checkpoint_path is None:
-            checkpoint_path = self.latest_checkpoint()
-        if checkpoint_path is None:
-            raise ValueError(f"Couldn't find trained model at {self.model_dir}.")
-        # Fails now on a path that is no checkpoint.
-        _, step = checkpoint_lib.checkpoint_step(checkpoint_path)
-        platforms = (("cpu",) if self.export_to_cpu else ()) + (
-            ("tpu",) if self.export_to_tpu and self._use_tpu else ()
-        )
-        if not platforms:
-            raise ValueError(
-                "export_to_cpu=False with use_tpu=False leaves nothing to export: "
-                "export_to_tpu needs use_tpu=True."
-            )
-        model = self._model(ModeKeys.PREDICT)
-
-        def restore():
-            self._checkpoints.forget(model)  # The PREDICT build may add variables.
-            self._checkpoints.load(model, checkpoint_path)
-            return step
-
-        return export_lib.export_saved_model(
-            model,
+        return export_lib.export_checkpoint(
+            self._model(ModeKeys.PREDICT),
+            self._checkpoints,
             export_dir_base,
             serving_input_receiver_fn,
+            checkpoint_path=checkpoint_path,
             assets_extra=assets_extra,
             as_text=as_text,
-            platforms=platforms,
-            restore=restore,
+            export_to_cpu=self.export_to_cpu,
+            export_to_tpu=self.export_to_tpu,
+            use_tpu=self._use_tpu,
+            mode=experimental_mode,
         )
 
     def export_savedmodel(
@@ -552,11 +489,7 @@ class TPUEstimator:
             ValueError: as `export_saved_model`, or for a non-bool
                 `strip_default_attrs`.
         """
-        if not isinstance(strip_default_attrs, bool):
-            raise ValueError(
-                "`strip_default_attrs` must be a bool. Received: "
-                f"strip_default_attrs={strip_default_attrs!r}"
-            )
+        export_lib.check_strip_default_attrs(strip_default_attrs)
         return self.export_saved_model(
             export_dir_base,
             serving_input_receiver_fn,
@@ -564,27 +497,3 @@ class TPUEstimator:
             as_text=as_text,
             checkpoint_path=checkpoint_path,
         )
-
-
-def _stop_step(hooks, start):
-    """The first global step a `StopAtStepHook` in `hooks` stops at, or None."""
-    steps = [h.target_step(start) for h in hooks if isinstance(h, hooks_lib.StopAtStepHook)]
-    return min(steps, default=None)
-
-
-def _select(predictions, keys):
-    if keys is None:
-        return predictions
-    if not isinstance(predictions, dict):
-        raise ValueError(
-            "`predict_keys` needs predictions as a dict; model_fn returned a "
-            "single tensor."
-        )
-    unknown = [k for k in keys if k not in predictions]
-    if unknown:
-        raise ValueError(
-            f"Expected to run at least one output from {sorted(predictions)}, "
-            f"provided {list(keys)} ({unknown} unknown)."
-        )
-    return {k: predictions[k] for k in keys}
-

@@ -28,10 +28,16 @@ as it does for `predict`. TensorFlow is imported only when exporting.
 
 The package has one module per concept: `receivers` (serving input
 receivers), `tpu` (`inference_on_tpu`), `signatures` (the SavedModel
-signatures from the spec's `export_outputs`) and `saved_model` (writing the
-export directory).
+signatures from the spec's `export_outputs`), `saved_model` (writing the
+export directory) and `from_checkpoint` (exporting a `model_dir`'s
+checkpoint, as `TPUEstimator.export_saved_model` does).
 """
 
+from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion
+from keras_tpu_estimator.export.from_checkpoint import check_api_version
+from keras_tpu_estimator.export.from_checkpoint import check_strip_default_attrs
+from keras_tpu_estimator.export.from_checkpoint import export_checkpoint
+from keras_tpu_estimator.export.from_checkpoint import serving_platforms
 from keras_tpu_estimator.export.receivers import SINGLE_FEATURE_DEFAULT_NAME
 from keras_tpu_estimator.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
 from keras_tpu_estimator.export.receivers import ServingInputReceiver
@@ -55,12 +61,14 @@ from keras_tpu_estimator.spec import RegressionOutput
 __all__ = [
     "ClassificationOutput",
     "ExportOutput",
+    "ExportSavedModelApiVersion",
     "PredictOutput",
     "RegressionOutput",
     "ServingInputReceiver",
     "TensorServingInputReceiver",
     "build_parsing_serving_input_receiver_fn",
     "build_raw_serving_input_receiver_fn",
+    "export_checkpoint",
     "export_saved_model",
     "inference_on_tpu",
     "placeholder",

@@ -1,26 +1,14 @@
-"""`TPUStrategy`: `tf.contrib.distribute.TPUStrategy` on a JAX device mesh.
+"""`TPUStrategy`: the strategy object, and which strategy's scope is active.
 
-A tower (replica) is one device of a one-axis mesh `('batch',)`. The
-strategy's `scope()` makes its `keras.distribution.DataParallel` the Keras
-distribution, so variables created there are laid out on the mesh;
-`call_for_each_tower(fn, ...)` runs `fn` once per tower as one SPMD program
-(`jax.shard_map` over the `batch` axis), not as Python threads. Inside,
-`get_tower_context()` gives the tower's id and `merge_call`, which gathers
-the towers' values and runs a function on all of them ("cross-tower"),
-handing its result back to every tower. `run_steps_on_dataset` runs many
-steps as one compiled loop (`jax.lax.scan`), as `iterations_per_loop` does
-for `TPUEstimator`.
-
-Per-tower values are `PerReplica` objects: a global array whose axis 0 is
-split over the towers. `reduce`, `unwrap` and friends read them.
+This module owns the stack of active strategies: `TPUStrategy.scope()`
+enters one, `current_strategy()` reads the innermost. Towers run as one SPMD
+program (`jax.shard_map` over `TOWER_AXIS`); `run_steps_on_dataset` runs many
+steps as one compiled loop of `engine.loop.LoopPrograms`.
 
 ```python
 strategy = kte.TPUStrategy(steps_per_run=10)
 with strategy.scope():
-    dataset = strategy.distribute_dataset(lambda: tf.data.Dataset.range(64).batch(16))
-    batch = next(iter(dataset))                      # 2 rows per tower on 8 devices
-    sums = strategy.call_for_each_tower(lambda x: x.sum(), batch)
-    total = strategy.reduce(kte.VariableAggregation.SUM, sums)
+    assert kte.strategy.current_strategy() is strategy
 ```
 """
 
@@ -37,126 +25,33 @@ from jax.sharding import PartitionSpec
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.engine import loop as loop_lib
+from keras_tpu_estimator.strategy.datasets import DistributedDataset
+from keras_tpu_estimator.strategy.towers import TOWER_AXIS
+from keras_tpu_estimator.strategy.towers import MultiStepContext
+from keras_tpu_estimator.strategy.towers import PerReplica
+from keras_tpu_estimator.strategy.towers import TowerContext
+from keras_tpu_estimator.strategy.towers import VariableAggregation
+from keras_tpu_estimator.strategy.towers import aggregation_name
+from keras_tpu_estimator.strategy.towers import get_tower_context
+from keras_tpu_estimator.strategy.towers import is_per_replica
+from keras_tpu_estimator.strategy.towers import tower_context_scope
 
-_AXIS = "batch"
 _STRATEGIES = []  # The strategies whose scope() is active, innermost last.
-_TOWERS = [None]  # The tower context of the code being traced, or None.
-
-
-class VariableAggregation:
-    """How `reduce` combines the towers' values (`tf.VariableAggregation`).
-
-    Attributes:
-        NONE: no aggregation (not accepted by `reduce`).
-        SUM: the sum over towers.
-        MEAN: the mean over towers.
-        ONLY_FIRST_TOWER: the first tower's value.
-    """
-
-    NONE = "NONE"
-    SUM = "SUM"
-    MEAN = "MEAN"
-    ONLY_FIRST_TOWER = "ONLY_FIRST_TOWER"
-
-
-_REDUCTIONS = ("SUM", "MEAN", "ONLY_FIRST_TOWER")
-
-
-def _aggregation(value):
-    """`value` (a constant, its name, or a `tf.VariableAggregation`) as a name."""
-    name = getattr(value, "name", value)
-    name = name.upper() if isinstance(name, str) else name
-    name = {"ONLY_FIRST_REPLICA": "ONLY_FIRST_TOWER"}.get(name, name)
-    if name not in _REDUCTIONS:
-        raise ValueError(
-            f"`aggregation` must be one of {list(_REDUCTIONS)} (a "
-            f"kte.VariableAggregation or tf.VariableAggregation). Received: {value!r}"
-        )
-    return name
-
-
-class PerReplica:
-    """One value per tower, held as one global array.
-
-    Args:
-        values: an array whose axis 0 is split over the towers.
-        stacked: True when axis 0 has one entry per tower (a tower's value
-            is `values[i]`); False when it holds rows (a tower's value is its
-            `len(values) // num_towers` rows, as in a distributed batch).
-        num_towers: the number of towers.
-    """
-
-    def __init__(self, values, stacked, num_towers):
-        self.values = values
-        self.stacked = stacked
-        self.num_towers = num_towers
-
-    def per_tower(self):
-        """The values as one array `[num_towers, ...tower value shape]`."""
-        if self.stacked:
-            return self.values
-        shape = self.values.shape
-        return jnp.reshape(self.values, (self.num_towers, shape[0] // self.num_towers) + shape[1:])
-
-    def __repr__(self):
-        return (
-            f"PerReplica(num_towers={self.num_towers}, stacked={self.stacked}, "
-            f"shape={tuple(self.values.shape)})"
-        )
-
-
-def _is_per_replica(x):
-    return isinstance(x, PerReplica)
-
-
-class TowerContext:
-    """What `fn` sees while `call_for_each_tower` runs it on one tower.
-
-    Attributes:
-        strategy: the `TPUStrategy`.
-        tower_id: this tower's index (a traced int32 scalar).
-        num_towers: the number of towers.
-    """
-
-    def __init__(self, strategy):
-        self.strategy = strategy
-        self.tower_id = jax.lax.axis_index(_AXIS)
-        self.num_towers = strategy.num_towers
-
-    replica_id_in_sync_group = property(lambda self: self.tower_id)
-    num_replicas_in_sync = property(lambda self: self.num_towers)
-
-    def merge_call(self, merge_fn, *args, **kwargs):
-        """Runs `merge_fn(strategy, *args, **kwargs)` once on all towers' values.
-
-        Every array in `args`/`kwargs` becomes a `PerReplica` of the towers'
-        values; `merge_fn`'s result is handed back to every tower.
-        """
-        gathered = jax.tree.map(
-            lambda a: PerReplica(jax.lax.all_gather(a, _AXIS), True, self.num_towers),
-            (args, kwargs),
-        )
-        _TOWERS.append(None)  # merge_fn runs in the cross-tower context.
-        try:
-            return merge_fn(self.strategy, *gathered[0], **gathered[1])
-        finally:
-            _TOWERS.pop()
-
-    def all_reduce(self, aggregation, value):
-        """`value` combined over all towers, returned to every tower."""
-        return self.strategy.reduce(aggregation, value)
-
-
-def get_tower_context():
-    """The `TowerContext` of the tower being run, or None outside towers."""
-    return _TOWERS[-1]
-
-
-get_replica_context = get_tower_context
 
 
 def current_strategy():
-    """The innermost `TPUStrategy` whose `scope()` is active, or None."""
+    """The innermost `TPUStrategy` whose `scope()` is active, or None.
+
+    Returns:
+        A `TPUStrategy`, or None outside every strategy's scope.
+
+    Example:
+
+    ```python
+    with strategy.scope():
+        assert current_strategy() is strategy
+    ```
+    """
     return _STRATEGIES[-1] if _STRATEGIES else None
 
 
@@ -170,33 +65,6 @@ class _TrackingDataParallel(keras.distribution.DataParallel):
     def get_variable_layout(self, variable):
         self.created[id(variable)] = variable
         return super().get_variable_layout(variable)
-
-
-class MultiStepContext:
-    """What `run_steps_on_dataset`'s `fn` records, and what it returns.
-
-    Attributes:
-        last_step_outputs: `{name: value}` set by `set_last_step_output`,
-            the values of the last step once the loop has run.
-        non_tensor_outputs: `{name: value}` set by `set_non_tensor_output`.
-        run_op: None (the loop has already run when the context is returned).
-    """
-
-    def __init__(self):
-        self.last_step_outputs = {}
-        self.non_tensor_outputs = {}
-        # `{name: aggregation}` of `set_last_step_output`.
-        self.aggregations = {}
-        self.run_op = None
-
-    def set_last_step_output(self, name, output, aggregation=None):
-        """Records `output` (reduced with `aggregation` if given) under `name`."""
-        self.last_step_outputs[name] = output
-        self.aggregations[name] = aggregation
-
-    def set_non_tensor_output(self, name, output):
-        """Records a Python value under `name`."""
-        self.non_tensor_outputs[name] = output
 
 
 class TPUStrategy:
@@ -244,7 +112,7 @@ class TPUStrategy:
         devices = devices[: num_cores or len(devices)]
         self.tpu_cluster_resolver = tpu_cluster_resolver
         self.steps_per_run = int(steps_per_run)
-        mesh = keras.distribution.DeviceMesh((len(devices),), (_AXIS,), devices)
+        mesh = keras.distribution.DeviceMesh((len(devices),), (TOWER_AXIS,), devices)
         self.distribution = _TrackingDataParallel(mesh)
         self._mesh = mesh.backend_mesh
         self._programs = loop_lib.LoopPrograms()
@@ -281,7 +149,7 @@ class TPUStrategy:
     @property
     def worker_device_index(self):
         """A `PerReplica` of each tower's index, for `call_for_each_tower`."""
-        sharding = NamedSharding(self._mesh, PartitionSpec(_AXIS))
+        sharding = NamedSharding(self._mesh, PartitionSpec(TOWER_AXIS))
         index = jax.device_put(np.arange(self.num_towers, dtype="int32"), sharding)
         return PerReplica(index, True, self.num_towers)
 
@@ -357,32 +225,29 @@ class TPUStrategy:
         for every array.
         """
         kwargs.pop("run_concurrently", None)  # TF's eager-only option.
-        leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=_is_per_replica)
-        arrays = [i for i, x in enumerate(leaves) if _is_per_replica(x) or _is_array(x)]
+        leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=is_per_replica)
+        arrays = [i for i, x in enumerate(leaves) if is_per_replica(x) or _is_array(x)]
         in_specs = tuple(
-            PartitionSpec(_AXIS) if _is_per_replica(leaves[i]) else PartitionSpec()
+            PartitionSpec(TOWER_AXIS) if is_per_replica(leaves[i]) else PartitionSpec()
             for i in arrays
         )
-        stacked = {i: leaves[i].stacked for i in arrays if _is_per_replica(leaves[i])}
+        stacked = {i: leaves[i].stacked for i in arrays if is_per_replica(leaves[i])}
 
         def tower(*values):
             local = list(leaves)
             for i, value in zip(arrays, values):
                 local[i] = value[0] if stacked.get(i) else value
             call_args, call_kwargs = jax.tree.unflatten(treedef, local)
-            _TOWERS.append(TowerContext(self))
-            try:
+            with tower_context_scope(TowerContext(self)):
                 out = fn(*call_args, **call_kwargs)
-            finally:
-                _TOWERS.pop()
             return jax.tree.map(lambda a: jnp.expand_dims(jnp.asarray(a), 0), out)
 
         def program(*values):
             return jax.shard_map(
-                tower, mesh=self._mesh, in_specs=in_specs, out_specs=PartitionSpec(_AXIS)
+                tower, mesh=self._mesh, in_specs=in_specs, out_specs=PartitionSpec(TOWER_AXIS)
             )(*values)
 
-        inputs = [leaves[i].values if _is_per_replica(leaves[i]) else leaves[i] for i in arrays]
+        inputs = [leaves[i].values if is_per_replica(leaves[i]) else leaves[i] for i in arrays]
         out = program(*inputs) if _tracing(inputs) else jax.jit(program)(*inputs)
         return jax.tree.map(lambda a: PerReplica(a, True, self.num_towers), out)
 
@@ -411,8 +276,8 @@ class TPUStrategy:
             ValueError: for another aggregation, or `SUM` of a mirrored value.
         """
         del destinations
-        name = _aggregation(aggregation)
-        if _is_per_replica(value):
+        name = aggregation_name(aggregation)
+        if is_per_replica(value):
             towers = value.per_tower()
             if name == "SUM":
                 return jnp.sum(towers, axis=0)
@@ -421,10 +286,10 @@ class TPUStrategy:
             return towers[0]
         if get_tower_context() is not None:
             if name == "SUM":
-                return jax.lax.psum(value, _AXIS)
+                return jax.lax.psum(value, TOWER_AXIS)
             if name == "MEAN":
-                return jax.lax.pmean(value, _AXIS)
-            return jax.lax.all_gather(value, _AXIS)[0]
+                return jax.lax.pmean(value, TOWER_AXIS)
+            return jax.lax.all_gather(value, TOWER_AXIS)[0]
         if name == "SUM" and self.num_towers > 1:
             raise ValueError(
                 "reduce(SUM, value) needs one value per tower (a PerReplica from "
@@ -446,7 +311,7 @@ class TPUStrategy:
 
     def unwrap(self, value):
         """The list of per-tower values of `value`; `[value]` for others."""
-        if _is_per_replica(value):
+        if is_per_replica(value):
             return list(value.per_tower())
         return [value]
 
@@ -477,7 +342,7 @@ class TPUStrategy:
                 "update() must be called in the cross-tower context: inside a tower, "
                 "call it from a function given to get_tower_context().merge_call."
             )
-        if any(_is_per_replica(x) for x in jax.tree.leaves((args, kwargs), is_leaf=_is_per_replica)):
+        if any(is_per_replica(x) for x in jax.tree.leaves((args, kwargs), is_leaf=is_per_replica)):
             raise ValueError(
                 "update() arguments may not be per-tower values (PerReplica); "
                 "reduce them first, e.g. strategy.reduce(SUM, value)."
@@ -505,16 +370,6 @@ class TPUStrategy:
             are `PerReplica` values.
         """
         return DistributedDataset(self, dataset_fn())
-
-    def _per_replica_rows(self, array):
-        array = np.asarray(array)
-        if array.ndim == 0 or array.shape[0] % self.num_towers:
-            raise ValueError(
-                f"A distributed batch must have a leading dimension divisible by "
-                f"the number of towers ({self.num_towers}). Received shape: {array.shape}"
-            )
-        sharding = NamedSharding(self._mesh, PartitionSpec(_AXIS))
-        return PerReplica(jax.device_put(array, sharding), False, self.num_towers)
 
     def run_steps_on_dataset(self, fn, iterator, iterations=1, initial_loop_values=None):
         """Runs `fn(context, *inputs)` on `iterations` batches as one compiled loop.
@@ -554,7 +409,7 @@ class TPUStrategy:
                 )
             batches.append(batch)
         stacked = jax.tree.map(lambda *xs: np.stack(xs), *batches)
-        sharding = NamedSharding(self._mesh, PartitionSpec(None, _AXIS))
+        sharding = NamedSharding(self._mesh, PartitionSpec(None, TOWER_AXIS))
         stacked = jax.device_put(stacked, jax.tree.map(lambda _: sharding, stacked))
         variables = [v for _, v in sorted(self.distribution.created.items())]
         key = (fn, iterations, tuple(id(v) for v in variables))
@@ -581,55 +436,10 @@ class TPUStrategy:
             aggregation = context.aggregations.get(name)
             if aggregation is not None:
                 value = self.reduce(aggregation, value)
-            elif _is_per_replica(value):
+            elif is_per_replica(value):
                 value = value.per_tower()
             outputs[name] = value
         return new, outputs
-
-
-class DistributedDataset:
-    """Batches of a dataset, each array split over the towers (`PerReplica`)."""
-
-    def __init__(self, strategy, dataset):
-        self._strategy = strategy
-        self._dataset = dataset
-
-    def __iter__(self):
-        return self.make_one_shot_iterator()
-
-    def make_one_shot_iterator(self):
-        """An iterator whose `get_next()` returns the next distributed batch."""
-        dataset = self._dataset
-        if hasattr(dataset, "as_numpy_iterator"):
-            return DistributedIterator(self._strategy, dataset.as_numpy_iterator())
-        return DistributedIterator(self._strategy, iter(dataset))
-
-    make_initializable_iterator = make_one_shot_iterator
-
-
-class DistributedIterator:
-    """Iterates a `DistributedDataset`; `get_next()` as in TF1."""
-
-    def __init__(self, strategy, iterator):
-        self._strategy = strategy
-        self._iterator = iterator
-
-    def next_host_batch(self):
-        """The next batch as host arrays, or None at the end."""
-        batch = next(self._iterator, None)
-        return None if batch is None else jax.tree.map(np.asarray, batch)
-
-    def get_next(self):
-        """The next batch, its arrays `PerReplica`; raises `StopIteration` at the end."""
-        batch = self.next_host_batch()
-        if batch is None:
-            raise StopIteration
-        return jax.tree.map(self._strategy._per_replica_rows, batch)
-
-    def __iter__(self):
-        return self
-
-    __next__ = get_next
 
 
 def _is_array(x):

@@ -1,0 +1,74 @@
+"""Shaping `TPUEstimator.predict`'s output: `predict_keys` and single examples.
+
+`model_fn`'s `predictions` come from `EstimatorModel.predict_batches` one
+batch at a time, a dict of arrays or one array. `select_keys` keeps the
+`predict_keys`; `examples` cuts a batch into one prediction per example.
+
+```python
+batch = select_keys({"y": ys, "p": ps}, ["y"])   # {"y": ys}
+for prediction in examples(batch):               # {"y": ys[0]}, {"y": ys[1]}, ...
+    ...
+```
+"""
+
+
+def select_keys(predictions, keys):
+    """The predictions of `keys` only.
+
+    Args:
+        predictions: a dict of batched arrays, or one batched array.
+        keys: None (keep all), a key, or a list of keys.
+
+    Returns:
+        `predictions`, or a dict of the `keys` entries.
+
+    Raises:
+        ValueError: if `keys` is given and `predictions` is not a dict, or a
+            key is not among the predictions.
+
+    Example:
+
+    ```python
+    select_keys({"y": ys, "p": ps}, "y")   # {"y": ys}
+    ```
+    """
+    if keys is None:
+        return predictions
+    if isinstance(keys, str):
+        keys = [keys]
+    if not isinstance(predictions, dict):
+        raise ValueError(
+            "`predict_keys` needs predictions as a dict; model_fn returned a "
+            "single tensor."
+        )
+    unknown = [k for k in keys if k not in predictions]
+    if unknown:
+        raise ValueError(
+            f"Expected to run at least one output from {sorted(predictions)}, "
+            f"provided {list(keys)} ({unknown} unknown)."
+        )
+    return {k: predictions[k] for k in keys}
+
+
+def examples(predictions):
+    """Yields a batch's predictions one example at a time.
+
+    Args:
+        predictions: a dict of batched arrays (all of one batch size), or
+            one batched array.
+
+    Yields:
+        For a dict, a dict of each example's values; otherwise each row.
+
+    Example:
+
+    ```python
+    list(examples({"y": np.array([1, 2])}))   # [{"y": 1}, {"y": 2}]
+    ```
+    """
+    if not isinstance(predictions, dict):
+        yield from (predictions[i] for i in range(len(predictions)))
+        return
+    rows = len(next(iter(predictions.values())))
+    for i in range(rows):
+        yield {k: v[i] for k, v in predictions.items()}
