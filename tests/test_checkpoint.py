@@ -16,6 +16,10 @@ from jax.sharding import PartitionSpec
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import checkpoint as ckpt
 
+from model_fns import estimator_model
+from model_fns import store_value
+from model_fns import write_tf1_checkpoint
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -40,16 +44,7 @@ STORE_NAMES = ["encoder/hidden/kernel", "encoder/hidden/bias", "encoder/stats", 
 
 
 def make_model(hidden=4):
-    model = kte.EstimatorModel(
-        model_fn,
-        params={"hidden": hidden},
-        config=kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2)),
-        train_batch_size=16,
-        eval_batch_size=16,
-        predict_batch_size=16,
-    )
-    model.compile()
-    return model
+    return estimator_model(model_fn, loop=2, params={"hidden": hidden})
 
 
 def make_data(n=32, seed=0):
@@ -80,10 +75,6 @@ def eval_built_model(hidden=4):
     model = make_model(hidden)
     model.evaluate(make_data(16), verbose=0)
     return model
-
-
-def store_value(model, name):
-    return np.asarray(model.store.variables_by_name()[name].value)
 
 
 def values_of(variables):
@@ -494,28 +485,16 @@ def test_warm_start_settings_errors(source_dir, settings, message):
 # -- TensorFlow checkpoints. ---------------------------------------------------
 
 
-def write_tf1_checkpoint(directory):
-    """A TF1 graph and Saver, as a legacy TPUEstimator model_dir has them."""
-    import tensorflow as tf
-
-    graph = tf.Graph()
-    with graph.as_default():
-        with tf.compat.v1.variable_scope("encoder"):
-            with tf.compat.v1.variable_scope("hidden"):
-                tf.compat.v1.get_variable("kernel", initializer=SOURCE["encoder/hidden/kernel"])
-                tf.compat.v1.get_variable("bias", initializer=SOURCE["encoder/hidden/bias"])
-        with tf.compat.v1.variable_scope("head"):
-            tf.compat.v1.get_variable("kernel", initializer=np.full((7, 1), 4.0, "float32"))
-        tf.compat.v1.train.get_or_create_global_step()
-        saver = tf.compat.v1.train.Saver()
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            return saver.save(session, os.path.join(directory, "model.ckpt"), global_step=5000)
+TF1_VARIABLES = {  # As a legacy TPUEstimator model_dir has them; head/kernel of another shape.
+    "encoder/hidden/kernel": SOURCE["encoder/hidden/kernel"],
+    "encoder/hidden/bias": SOURCE["encoder/hidden/bias"],
+    "head/kernel": np.full((7, 1), 4.0, "float32"),
+}
 
 
 @pytest.mark.parametrize("which", ["prefix", "model_dir"])
 def test_warm_start_from_a_tf1_checkpoint(tmp_path, which):
-    prefix = write_tf1_checkpoint(str(tmp_path))
+    prefix = write_tf1_checkpoint(str(tmp_path), TF1_VARIABLES)
     assert ckpt.list_variables(prefix) == [
         ("encoder/hidden/bias", (4,)), ("encoder/hidden/kernel", (3, 4)),
         ("global_step", ()), ("head/kernel", (7, 1)),

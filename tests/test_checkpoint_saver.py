@@ -11,19 +11,15 @@ import pytest
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import checkpoint as ckpt
 
-
-def model_fn(features, labels, mode, params):
-    output = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(1))(features["x"])
-    if mode == kte.ModeKeys.PREDICT:
-        return kte.TPUEstimatorSpec(mode, predictions={"y": output[:, 0]})
-    loss = keras.ops.mean((output[:, 0] - labels) ** 2)
-    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+from model_fns import regression_fn
 
 
 @pytest.fixture(scope="module")
 def model():
     """A model built for evaluation (global step 0); the saver only reads its variables."""
-    model = kte.EstimatorModel(model_fn, config=kte.RunConfig(), eval_batch_size=8)
+    model = kte.EstimatorModel(
+        regression_fn, params={"lr": 0.1}, config=kte.RunConfig(), eval_batch_size=8
+    )
     model.compile()
     x = np.ones((8, 3), "float32")
     model.evaluate(({"x": x}, np.ones((8,), "float32")), verbose=0)

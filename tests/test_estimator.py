@@ -16,56 +16,21 @@ import tensorflow as tf
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import summary
 
-DIM = 4
-
-
-def data(n=64, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, DIM)).astype("float32")
-    y = (x @ np.arange(1, DIM + 1, dtype="float32")).astype("float32")
-    return x, y
-
-
-def model_fn(features, labels, mode, params):
-    predictions = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(1))(features["x"])[:, 0]
-    if mode == kte.ModeKeys.PREDICT:
-        return kte.TPUEstimatorSpec(mode, predictions={"y": predictions, "x0": features["x"][:, 0]})
-    loss = keras.ops.mean(keras.ops.square(predictions - labels))
-    if mode == kte.ModeKeys.EVAL:
-        metrics = (
-            lambda labels, predictions: {"mae": kte.metrics.mean_absolute_error(labels, predictions)},
-            [labels, predictions],
-        )
-        return kte.TPUEstimatorSpec(mode, loss=loss, eval_metrics=metrics)
-    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.Adam(params["lr"]))
-
-
-def input_fn_of(x, y=None, repeat=False, calls=None):
-    def input_fn(params):
-        if calls is not None:
-            calls.append(params["batch_size"])
-        features = {"x": x}
-        dataset = tf.data.Dataset.from_tensor_slices((features, y) if y is not None else features)
-        if repeat:
-            dataset = dataset.repeat()
-        return dataset.batch(params["batch_size"], drop_remainder=repeat)
-
-    return input_fn
+from model_fns import DIM
+from model_fns import estimator_config
+from model_fns import input_fn_of
+from model_fns import linear_data
+from model_fns import regression_fn
 
 
 def make_estimator(model_dir, save_every=5, keep=5, loop=2, tf_random_seed=None, **kwargs):
-    config = kte.RunConfig(
-        model_dir=str(model_dir),
-        tf_random_seed=tf_random_seed,
-        save_checkpoints_steps=save_every,
-        keep_checkpoint_max=keep,
-        log_step_count_steps=None,
-        tpu_config=kte.TPUConfig(iterations_per_loop=loop),
+    config = estimator_config(
+        model_dir, save_every, loop, keep_checkpoint_max=keep, tf_random_seed=tf_random_seed
     )
     kwargs.setdefault("params", {"lr": 0.05})
     for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         kwargs.setdefault(name, 16)
-    return kte.TPUEstimator(model_fn=kwargs.pop("model_fn", model_fn), config=config, **kwargs)
+    return kte.TPUEstimator(model_fn=kwargs.pop("model_fn", regression_fn), config=config, **kwargs)
 
 
 def checkpoint_steps(estimator):
@@ -81,7 +46,7 @@ def checkpoint_dir(estimator, step):
 
 @pytest.fixture
 def trained(tmp_path):
-    x, y = data()
+    x, y = linear_data()
     estimator = make_estimator(tmp_path / "model")
     estimator.train(input_fn_of(x, y, repeat=True), max_steps=10)
     return estimator
@@ -92,30 +57,32 @@ def trained(tmp_path):
 
 def test_config_is_required():
     with pytest.raises(ValueError, match="`config` must be provided"):
-        kte.TPUEstimator(model_fn=model_fn, train_batch_size=16)
+        kte.TPUEstimator(model_fn=regression_fn, train_batch_size=16)
 
 
 def test_model_dir_and_config_model_dir_must_agree(tmp_path):
     config = kte.RunConfig(model_dir=str(tmp_path / "a"))
     with pytest.raises(ValueError, match="different values"):
-        kte.TPUEstimator(model_fn=model_fn, model_dir=str(tmp_path / "b"), config=config,
+        kte.TPUEstimator(model_fn=regression_fn, model_dir=str(tmp_path / "b"), config=config,
                          train_batch_size=16)
 
 
 def test_model_dir_from_constructor_goes_into_the_config(tmp_path):
-    estimator = kte.TPUEstimator(model_fn=model_fn, model_dir=str(tmp_path), config=kte.RunConfig(),
-                                 train_batch_size=16)
+    estimator = kte.TPUEstimator(model_fn=regression_fn, model_dir=str(tmp_path),
+                                 config=kte.RunConfig(), train_batch_size=16)
     assert estimator.model_dir == estimator.config.model_dir == str(tmp_path)
 
 
 def test_temporary_model_dir_when_none_is_given():
-    estimator = kte.TPUEstimator(model_fn=model_fn, config=kte.RunConfig(), train_batch_size=16)
+    estimator = kte.TPUEstimator(
+        model_fn=regression_fn, config=kte.RunConfig(), train_batch_size=16
+    )
     assert os.path.isdir(estimator.model_dir)
 
 
 def test_train_batch_size_is_required_with_use_tpu(tmp_path):
     with pytest.raises(ValueError, match="`train_batch_size` cannot be `None`"):
-        kte.TPUEstimator(model_fn=model_fn, config=kte.RunConfig(model_dir=str(tmp_path)))
+        kte.TPUEstimator(model_fn=regression_fn, config=kte.RunConfig(model_dir=str(tmp_path)))
 
 
 def test_reserved_params_are_rejected(tmp_path):
@@ -139,7 +106,7 @@ def test_arguments_this_runtime_cannot_honour_fail_clearly(tmp_path, kwargs, mat
 
 def test_use_tpu_false_runs_on_one_host_cpu_with_batch_sizes_unmodified(tmp_path):
     calls = []
-    x, y = data()
+    x, y = linear_data()
     estimator = make_estimator(tmp_path, use_tpu=False, train_batch_size=12)
     estimator.train(input_fn_of(x, y, repeat=True, calls=calls), steps=2)
     model = estimator._model(kte.ModeKeys.TRAIN)
@@ -149,7 +116,7 @@ def test_use_tpu_false_runs_on_one_host_cpu_with_batch_sizes_unmodified(tmp_path
 
 
 def test_eval_on_tpu_false_evaluates_on_the_host_cpu(tmp_path):
-    x, y = data()
+    x, y = linear_data()
     estimator = make_estimator(tmp_path, eval_on_tpu=False)
     estimator.train(input_fn_of(x, y, repeat=True), steps=4)
     results = estimator.evaluate(input_fn_of(x, y))
@@ -161,7 +128,7 @@ def test_eval_on_tpu_false_evaluates_on_the_host_cpu(tmp_path):
 
 
 def test_steps_adds_and_max_steps_is_absolute(tmp_path):
-    x, y = data()
+    x, y = linear_data()
     estimator = make_estimator(tmp_path)
     estimator.train(input_fn_of(x, y, repeat=True), steps=3)
     estimator.train(input_fn_of(x, y, repeat=True), steps=3)
@@ -171,7 +138,7 @@ def test_steps_adds_and_max_steps_is_absolute(tmp_path):
 
 
 def test_train_returns_the_estimator(tmp_path):
-    x, y = data()
+    x, y = linear_data()
     estimator = make_estimator(tmp_path)
     assert estimator.train(input_fn_of(x, y, repeat=True), steps=1) is estimator
 
@@ -186,40 +153,40 @@ def test_train_returns_the_estimator(tmp_path):
 )
 def test_bad_train_steps_are_rejected(tmp_path, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        make_estimator(tmp_path).train(input_fn_of(*data()), **kwargs)
+        make_estimator(tmp_path).train(input_fn_of(*linear_data()), **kwargs)
 
 
 def test_max_steps_reached_returns_without_calling_input_fn(trained):
     calls = []
-    trained.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=10)
-    trained.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=5)
+    trained.train(input_fn_of(*linear_data(), repeat=True, calls=calls), max_steps=10)
+    trained.train(input_fn_of(*linear_data(), repeat=True, calls=calls), max_steps=5)
     assert calls == []
 
 
 def test_no_steps_trains_until_the_input_ends(tmp_path):
     estimator = make_estimator(tmp_path)
-    estimator.train(input_fn_of(*data(n=64)))
+    estimator.train(input_fn_of(*linear_data(n=64)))
     assert estimator.get_variable_value("global_step") == 4
 
 
 def test_endless_input_without_steps_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="give `steps` or `max_steps`"):
-        make_estimator(tmp_path).train(input_fn_of(*data(), repeat=True))
+        make_estimator(tmp_path).train(input_fn_of(*linear_data(), repeat=True))
 
 
 def test_without_checkpoints_training_continues_in_memory(tmp_path, trained):
     config = kte.RunConfig(model_dir=str(tmp_path / "no_ckpt"), save_checkpoints_steps=None,
                            save_checkpoints_secs=None, log_step_count_steps=None,
                            tpu_config=kte.TPUConfig(iterations_per_loop=2))
-    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+    estimator = kte.TPUEstimator(model_fn=regression_fn, config=config, params={"lr": 0.05},
                                  train_batch_size=16, warm_start_from=trained.model_dir)
     calls = []
-    estimator.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=4)
+    estimator.train(input_fn_of(*linear_data(), repeat=True, calls=calls), max_steps=4)
     model = estimator._model(kte.ModeKeys.TRAIN)
     kernel = np.array(model.store.variables_by_name()["dense/kernel"].value)
-    estimator.train(input_fn_of(*data(), repeat=True, calls=calls), max_steps=4)
+    estimator.train(input_fn_of(*linear_data(), repeat=True, calls=calls), max_steps=4)
     assert len(calls) == 1  # Already at step 4: nothing runs.
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=6)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=6)
     assert model.global_step == 6
     assert not np.allclose(model.store.variables_by_name()["dense/kernel"].value, kernel)
     assert estimator.latest_checkpoint() is None
@@ -227,18 +194,18 @@ def test_without_checkpoints_training_continues_in_memory(tmp_path, trained):
 
 def test_checkpoints_at_start_every_n_steps_and_at_the_end(tmp_path):
     estimator = make_estimator(tmp_path, save_every=4, keep=None, loop=3)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=10)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=10)
     assert checkpoint_steps(estimator) == [0, 4, 8, 10]
 
 
 def test_keep_checkpoint_max(tmp_path):
     estimator = make_estimator(tmp_path, save_every=2, keep=2)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=10)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=10)
     assert checkpoint_steps(estimator) == [8, 10]
 
 
 def test_a_new_estimator_resumes_weights_optimizer_and_step(tmp_path):
-    x, y = data(n=16)  # One batch: every step sees the same data, resumed or not.
+    x, y = linear_data(n=16)  # One batch: every step sees the same data, resumed or not.
     keras.utils.set_random_seed(0)  # The same initial weights for both.
     once = make_estimator(tmp_path / "once")
     once.train(input_fn_of(x, y, repeat=True), max_steps=10)
@@ -262,7 +229,7 @@ def _shuffled_input_fn(x, y):
 
 @pytest.mark.parametrize("seeds, same", [((7, 7), True), ((7, 8), False)])
 def test_tf_random_seed_makes_training_repeat(tmp_path, seeds, same):
-    x, y = data(n=64)
+    x, y = linear_data(n=64)
     kernels = []
     for i, seed in enumerate(seeds):
         keras.utils.set_random_seed(100 + i)  # whatever ran before does not matter
@@ -296,7 +263,7 @@ KILLED_RUN = textwrap.dedent(
 
 
 def constant_batch():
-    x, y = data(n=8)
+    x, y = linear_data(n=8)
     return x, y
 
 
@@ -336,13 +303,13 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint(tmp_path):
 
 
 def test_evaluate_returns_loss_global_step_and_metrics(trained):
-    results = trained.evaluate(input_fn_of(*data()))
+    results = trained.evaluate(input_fn_of(*linear_data()))
     assert set(results) == {"loss", "mae", "global_step"}
     assert results["global_step"] == 10
 
 
 def test_evaluate_counts_a_short_last_batch_once(trained):
-    x, y = data(n=50)
+    x, y = linear_data(n=50)
     predictions = np.array([p["y"] for p in trained.predict(input_fn_of(x))])
     results = trained.evaluate(input_fn_of(x, y))
     np.testing.assert_allclose(results["mae"], np.mean(np.abs(predictions - y)), rtol=1e-5)
@@ -350,14 +317,14 @@ def test_evaluate_counts_a_short_last_batch_once(trained):
 
 
 def test_evaluate_steps_stops_early(trained):
-    x, y = data(n=64)
+    x, y = linear_data(n=64)
     one = trained.evaluate(input_fn_of(x[:16], y[:16]))
     assert trained.evaluate(input_fn_of(x, y), steps=1) == pytest.approx(one)
 
 
 def test_evaluate_a_given_checkpoint(trained):
     first = checkpoint_dir(trained, checkpoint_steps(trained)[0])
-    assert trained.evaluate(input_fn_of(*data()), checkpoint_path=first)["global_step"] == 0
+    assert trained.evaluate(input_fn_of(*linear_data()), checkpoint_path=first)["global_step"] == 0
 
 
 @pytest.mark.parametrize("form", ["step_directory", "tf_style"])
@@ -365,7 +332,7 @@ def test_evaluate_takes_either_name_of_a_checkpoint(trained, form):
     step = checkpoint_steps(trained)[0]
     path = (checkpoint_dir(trained, step) if form == "step_directory"
             else os.path.join(trained.model_dir, f"model.ckpt-{step}"))
-    assert trained.evaluate(input_fn_of(*data()), checkpoint_path=path)["global_step"] == step
+    assert trained.evaluate(input_fn_of(*linear_data()), checkpoint_path=path)["global_step"] == step
 
 
 @pytest.mark.parametrize("method", ["evaluate", "predict"])
@@ -373,7 +340,7 @@ def test_evaluate_takes_either_name_of_a_checkpoint(trained, form):
 def test_a_checkpoint_path_naming_no_checkpoint_is_a_clear_error(trained, method, name):
     path = os.path.join(trained.model_dir, name)
     with pytest.raises(ValueError) as error:
-        list(getattr(trained, method)(input_fn_of(*data()), checkpoint_path=path))
+        list(getattr(trained, method)(input_fn_of(*linear_data()), checkpoint_path=path))
     message = str(error.value)
     assert f"checkpoint_path={path!r}" in message
     assert "`<model_dir>/<step>` or `<model_dir>/model.ckpt-<step>`" in message
@@ -384,7 +351,7 @@ def test_an_evaluation_job_follows_checkpoints_as_resnet_main_does(trained):
 
     seen = []
     for ckpt in tf1.train.checkpoints_iterator(trained.model_dir, timeout=0):
-        results = trained.evaluate(input_fn_of(*data()), steps=1, checkpoint_path=ckpt)
+        results = trained.evaluate(input_fn_of(*linear_data()), steps=1, checkpoint_path=ckpt)
         current_step = int(os.path.basename(ckpt).split("-")[1])
         seen.append((current_step, results["global_step"]))
         if current_step >= 10:
@@ -394,7 +361,7 @@ def test_an_evaluation_job_follows_checkpoints_as_resnet_main_does(trained):
 
 def test_evaluate_model_fn_sees_the_checkpoint_global_step(trained):
     def step_reporting_model_fn(features, labels, mode, params):
-        spec = model_fn(features, labels, mode, params)
+        spec = regression_fn(features, labels, mode, params)
         if mode != kte.ModeKeys.EVAL:
             return spec
         step = keras.ops.cast(kte.get_global_step(), "float32") * keras.ops.ones_like(labels)
@@ -403,18 +370,18 @@ def test_evaluate_model_fn_sees_the_checkpoint_global_step(trained):
         )
 
     estimator = make_estimator(trained.model_dir, model_fn=step_reporting_model_fn)
-    results = estimator.evaluate(input_fn_of(*data()))
+    results = estimator.evaluate(input_fn_of(*linear_data()))
     assert results["seen_step"] == results["global_step"] == 10
 
 
 def test_evaluate_before_any_checkpoint_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="Could not find trained model"):
-        make_estimator(tmp_path).evaluate(input_fn_of(*data()))
+        make_estimator(tmp_path).evaluate(input_fn_of(*linear_data()))
 
 
 @pytest.mark.parametrize("name, folder", [(None, "eval"), ("test", "eval_test")])
 def test_evaluate_writes_summaries_to_eval_dir(trained, name, folder):
-    trained.evaluate(input_fn_of(*data()), name=name)
+    trained.evaluate(input_fn_of(*linear_data()), name=name)
     assert trained.eval_dir(name) == os.path.join(trained.model_dir, folder)
     scalars = summary.read_scalars(trained.eval_dir(name))
     assert [step for step, _ in scalars["loss"]] == [10]
@@ -426,33 +393,33 @@ def test_evaluate_writes_summaries_to_eval_dir(trained, name, folder):
 
 def test_predict_is_lazy(trained):
     calls = []
-    generator = trained.predict(input_fn_of(data()[0], calls=calls))
+    generator = trained.predict(input_fn_of(linear_data()[0], calls=calls))
     assert calls == []
     next(generator)
     assert calls == [16]
 
 
 def test_predict_yields_one_dict_per_example_without_padding(trained):
-    x, _ = data(n=37)
+    x, _ = linear_data(n=37)
     predictions = list(trained.predict(input_fn_of(x)))
     assert len(predictions) == 37
     np.testing.assert_allclose([p["x0"] for p in predictions], x[:, 0])
 
 
 def test_predict_batches(trained):
-    x, _ = data(n=37)
+    x, _ = linear_data(n=37)
     batches = list(trained.predict(input_fn_of(x), yield_single_examples=False))
     assert [len(b["y"]) for b in batches] == [32, 5]
 
 
 def test_predict_keys_filter(trained):
-    prediction = next(trained.predict(input_fn_of(data()[0]), predict_keys=["y"]))
+    prediction = next(trained.predict(input_fn_of(linear_data()[0]), predict_keys=["y"]))
     assert set(prediction) == {"y"}
 
 
 def test_unknown_predict_key_is_an_error(trained):
     with pytest.raises(ValueError, match="nope"):
-        next(trained.predict(input_fn_of(data()[0]), predict_keys=["nope"]))
+        next(trained.predict(input_fn_of(linear_data()[0]), predict_keys=["nope"]))
 
 
 # -- 5. Introspection. ---------------------------------------------------------
@@ -496,7 +463,7 @@ def test_calling_the_model_fn_property_leaves_the_estimator_unchanged(tmp_path):
     estimator = make_estimator(tmp_path)
     features = {"x": np.ones((16, DIM), "float32")}
     estimator.model_fn(features, np.ones(16, "float32"), kte.ModeKeys.TRAIN, estimator.config)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=2)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=2)
     assert sorted(n for n in estimator.get_variable_names() if n.startswith("dense")) == [
         "dense/bias", "dense/kernel"
     ]
@@ -507,7 +474,7 @@ def test_calling_the_model_fn_property_leaves_the_estimator_unchanged(tmp_path):
 
 def test_warm_start_from_a_checkpoint_path(trained, tmp_path):
     warm = make_estimator(tmp_path / "warm", warm_start_from=trained.model_dir)
-    warm.train(input_fn_of(*data(), repeat=True), steps=1)
+    warm.train(input_fn_of(*linear_data(), repeat=True), steps=1)
     first = checkpoint_dir(warm, 0)
     np.testing.assert_allclose(
         kte.checkpoint.load_variable(first, "dense/kernel"),
@@ -518,7 +485,7 @@ def test_warm_start_from_a_checkpoint_path(trained, tmp_path):
 def test_warm_start_settings_select_variables_by_regex(trained, tmp_path):
     settings = kte.WarmStartSettings(trained.model_dir, vars_to_warm_start=".*bias")
     warm = make_estimator(tmp_path / "warm", warm_start_from=settings)
-    warm.train(input_fn_of(*data(), repeat=True), steps=1)
+    warm.train(input_fn_of(*linear_data(), repeat=True), steps=1)
     first = checkpoint_dir(warm, 0)
     np.testing.assert_allclose(
         kte.checkpoint.load_variable(first, "dense/bias"), trained.get_variable_value("dense/bias")
@@ -532,7 +499,7 @@ def test_warm_start_settings_select_variables_by_regex(trained, tmp_path):
 
 
 def host_call_model_fn(features, labels, mode, params):
-    spec = model_fn(features, labels, mode, params)
+    spec = regression_fn(features, labels, mode, params)
     if mode != kte.ModeKeys.TRAIN:
         return spec
     step = keras.ops.reshape(kte.get_global_step(), (1,))
@@ -546,14 +513,14 @@ def host_call_model_fn(features, labels, mode, params):
 
 def test_host_call_summaries_land_in_model_dir(tmp_path):
     estimator = make_estimator(tmp_path, model_fn=host_call_model_fn, loop=4)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=8)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=8)
     scalars = summary.read_scalars(estimator.model_dir)
     assert [step for step, _ in scalars["host_loss"]] == list(range(8))
 
 
 def test_host_call_summaries_without_a_step_get_the_step_after_each_step(tmp_path):
     def stepless_model_fn(features, labels, mode, params):
-        spec = model_fn(features, labels, mode, params)
+        spec = regression_fn(features, labels, mode, params)
         if mode != kte.ModeKeys.TRAIN:
             return spec
         host_call = (lambda loss: kte.summary.scalar("host_loss", loss[0]),
@@ -561,7 +528,7 @@ def test_host_call_summaries_without_a_step_get_the_step_after_each_step(tmp_pat
         return spec._replace(host_call=host_call)
 
     estimator = make_estimator(tmp_path, model_fn=stepless_model_fn, loop=4)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=8)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=8)
     scalars = summary.read_scalars(estimator.model_dir)
     assert [step for step, _ in scalars["host_loss"]] == list(range(1, 9))
 
@@ -591,7 +558,7 @@ def resnet_host_call_model_fn(features, labels, mode, params):
 def test_a_host_call_creating_its_writer_gets_tf_global_steps_in_one_event_file(tmp_path):
     estimator = make_estimator(tmp_path, model_fn=resnet_host_call_model_fn, loop=4,
                                params={"model_dir": str(tmp_path)})
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=12)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=12)
     events = [f for f in os.listdir(tmp_path) if f.startswith("events.out.tfevents.")]
     assert len(events) == 1
     assert [step for step, _ in summary.read_scalars(tmp_path)["host_loss"]] == list(range(12))
@@ -600,9 +567,9 @@ def test_a_host_call_creating_its_writer_gets_tf_global_steps_in_one_event_file(
 def test_loss_and_step_rate_summaries_every_save_summary_steps(tmp_path):
     config = kte.RunConfig(model_dir=str(tmp_path), save_summary_steps=3,
                            tpu_config=kte.TPUConfig(iterations_per_loop=2))
-    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+    estimator = kte.TPUEstimator(model_fn=regression_fn, config=config, params={"lr": 0.05},
                                  train_batch_size=16)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=9)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=9)
     scalars = summary.read_scalars(estimator.model_dir)
     assert [step for step, _ in scalars["loss"]] == [3, 6, 9]
     assert "global_step/sec" in scalars
@@ -611,10 +578,10 @@ def test_loss_and_step_rate_summaries_every_save_summary_steps(tmp_path):
 def test_loss_and_step_rate_are_logged_every_log_step_count_steps(tmp_path, caplog):
     config = kte.RunConfig(model_dir=str(tmp_path), log_step_count_steps=4,
                            tpu_config=kte.TPUConfig(iterations_per_loop=2))
-    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+    estimator = kte.TPUEstimator(model_fn=regression_fn, config=config, params={"lr": 0.05},
                                  train_batch_size=16)
     with caplog.at_level(logging.INFO, logger="keras_tpu_estimator"):
-        estimator.train(input_fn_of(*data(), repeat=True), max_steps=8)
+        estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=8)
     assert "global_step/sec" in caplog.text and "loss = " in caplog.text
 
 
@@ -644,14 +611,14 @@ class RecordingHook(kte.SessionRunHook):
 def test_session_run_hooks_run_per_loop_and_can_stop(tmp_path):
     hook = RecordingHook()
     estimator = make_estimator(tmp_path, save_every=2)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=100, hooks=[hook])
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=100, hooks=[hook])
     assert hook.events == ["begin", 2, 4, 6, "end"]
     assert estimator.get_variable_value("global_step") == 6
 
 
 def test_stop_at_step_hook(tmp_path):
     estimator = make_estimator(tmp_path)
-    estimator.train(input_fn_of(*data(), repeat=True), steps=100,
+    estimator.train(input_fn_of(*linear_data(), repeat=True), steps=100,
                     hooks=[kte.StopAtStepHook(last_step=4)])
     assert estimator.get_variable_value("global_step") == 4
 
@@ -659,13 +626,13 @@ def test_stop_at_step_hook(tmp_path):
 @pytest.mark.parametrize("hook", [kte.StopAtStepHook(last_step=5), kte.StopAtStepHook(num_steps=5)])
 def test_loops_end_exactly_at_a_stop_at_step_hook(tmp_path, hook):
     estimator = make_estimator(tmp_path, loop=4, save_every=100)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=100, hooks=[hook])
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=100, hooks=[hook])
     assert estimator.get_variable_value("global_step") == 5
 
 
 def test_stop_at_step_hook_already_reached_skips_training(trained):
     calls = []
-    trained.train(input_fn_of(*data(), repeat=True, calls=calls), steps=5,
+    trained.train(input_fn_of(*linear_data(), repeat=True, calls=calls), steps=5,
                   hooks=[kte.StopAtStepHook(last_step=3)])
     assert calls == []
 
@@ -673,7 +640,9 @@ def test_stop_at_step_hook_already_reached_skips_training(trained):
 def test_keras_callbacks_are_hooks_too(tmp_path):
     seen = []
     callback = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(batch))
-    make_estimator(tmp_path).train(input_fn_of(*data(), repeat=True), steps=4, hooks=[callback])
+    make_estimator(tmp_path).train(
+        input_fn_of(*linear_data(), repeat=True), steps=4, hooks=[callback]
+    )
     assert seen == [1, 3]
 
 
@@ -681,20 +650,20 @@ def test_training_hooks_from_the_spec_run(tmp_path):
     hook = RecordingHook()
 
     def hooked_model_fn(features, labels, mode, params):
-        spec = model_fn(features, labels, mode, params)
+        spec = regression_fn(features, labels, mode, params)
         return spec._replace(training_hooks=[hook]) if mode == kte.ModeKeys.TRAIN else spec
 
     make_estimator(tmp_path, model_fn=hooked_model_fn).train(
-        input_fn_of(*data(), repeat=True), max_steps=4
+        input_fn_of(*linear_data(), repeat=True), max_steps=4
     )
     assert hook.events[0] == "begin" and hook.events[-1] == "end"
 
 
 def test_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_checkpoint(tmp_path):
-    x, y = data()
+    x, y = linear_data()
 
     def nan_after_four(features, labels, mode, params):
-        spec = model_fn(features, labels, mode, params)
+        spec = regression_fn(features, labels, mode, params)
         step = keras.ops.cast(kte.get_global_step(), "float32")
         poison = keras.ops.where(step >= 4, np.nan, 0.0)
         return spec._replace(loss=spec.loss + poison)
@@ -708,12 +677,12 @@ def test_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_checkpoint(tm
 
 def test_a_nan_tensor_hook_of_the_user_replaces_the_built_in_one(tmp_path):
     def nan_after_four(features, labels, mode, params):
-        spec = model_fn(features, labels, mode, params)
+        spec = regression_fn(features, labels, mode, params)
         step = keras.ops.cast(kte.get_global_step(), "float32")
         return spec._replace(loss=spec.loss + keras.ops.where(step >= 4, np.nan, 0.0))
 
     estimator = make_estimator(tmp_path, model_fn=nan_after_four, save_every=2)
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=10,
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=10,
                     hooks=[kte.NanTensorHook(fail_on_nan_loss=False)])
     assert estimator.get_variable_value("global_step") == 6
 
@@ -721,8 +690,8 @@ def test_a_nan_tensor_hook_of_the_user_replaces_the_built_in_one(tmp_path):
 def test_layout_map_reaches_the_model(tmp_path):
     config = kte.RunConfig(model_dir=str(tmp_path), log_step_count_steps=None,
                            tpu_config=kte.TPUConfig(num_cores_per_replica=2))
-    estimator = kte.TPUEstimator(model_fn=model_fn, config=config, params={"lr": 0.05},
+    estimator = kte.TPUEstimator(model_fn=regression_fn, config=config, params={"lr": 0.05},
                                  train_batch_size=16, layout_map={".*dense/kernel": ("model", None)})
-    estimator.train(input_fn_of(*data(), repeat=True), max_steps=2)
+    estimator.train(input_fn_of(*linear_data(), repeat=True), max_steps=2)
     kernel = estimator._model(kte.ModeKeys.TRAIN).store.variables_by_name()["dense/kernel"]
     assert tuple(kernel.value.sharding.spec) == ("model", None)

@@ -8,6 +8,10 @@ import tensorflow as tf
 
 import keras_tpu_estimator as kte
 
+from model_fns import estimator_model
+from model_fns import linear_fn_of
+from model_fns import with_host_call
+
 NUM_CLASSES = 3
 
 
@@ -45,19 +49,10 @@ def classifier_fn(features, labels, mode, params):
     return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.Adam(0.05))
 
 
-def make_model(model_fn=classifier_fn, iterations_per_loop=4, batch=16, **kwargs):
-    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=iterations_per_loop))
+def make_model(model_fn=classifier_fn, **kwargs):
+    """estimator_model of `model_fn`, params {"hidden": 16} unless `kwargs` say otherwise."""
     kwargs.setdefault("params", {"hidden": 16})
-    model = kte.EstimatorModel(
-        model_fn,
-        config=config,
-        train_batch_size=batch,
-        eval_batch_size=batch,
-        predict_batch_size=batch,
-        **kwargs,
-    )
-    model.compile()
-    return model
+    return estimator_model(model_fn, **kwargs)
 
 
 class StepRecorder(keras.callbacks.Callback):
@@ -266,7 +261,7 @@ def bn_fn(features, labels, mode):
 
 def test_batch_norm_statistics_update_in_train_mode_only():
     x = np.full((32, 2), 4.0, "float32")
-    model = make_model(bn_fn, params=None, iterations_per_loop=1)
+    model = make_model(bn_fn, params=None, loop=1)
     model.fit((x, x), shuffle=False, verbose=0)
     moving_mean = model.store.variables_by_name()["bn/moving_mean"]
     # Two steps with momentum 0.5 from 0 towards 4: 2, then 3 (no build update).
@@ -297,30 +292,21 @@ def test_dropout_is_active_in_training_only():
 # -- Optimizers and the global step. ------------------------------------------
 
 
-def linear_fn(train_op):
-    def model_fn(features, labels, mode):
-        w = kte.get_variable("w", shape=(), initializer="ones")
-        loss = keras.ops.mean(features) * w
-        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op())
-
-    return model_fn
-
-
 def test_train_op_none_uses_the_compiled_optimizer():
-    model = make_model(linear_fn(lambda: None), params=None)
+    model = make_model(linear_fn_of(lambda: None), params=None)
     model.compile(optimizer=keras.optimizers.SGD(0.5))
     model.fit((np.ones((16, 1), "float32"), None), verbose=0)
     np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 0.5)
 
 
 def test_train_op_none_without_compiled_optimizer_is_an_error():
-    model = make_model(linear_fn(lambda: None), params=None)
+    model = make_model(linear_fn_of(lambda: None), params=None)
     with pytest.raises(ValueError, match="compile\\(optimizer=...\\)"):
         model.fit((np.ones((16, 1), "float32"), None), verbose=0)
 
 
 def test_optimizer_from_model_fn_is_taken_once_and_keeps_its_state():
-    model = make_model(linear_fn(lambda: keras.optimizers.SGD(0.1)), params=None)
+    model = make_model(linear_fn_of(lambda: keras.optimizers.SGD(0.1)), params=None)
     model.fit((np.ones((64, 1), "float32"), None), verbose=0)
     optimizer = model.train_optimizer
     model.fit((np.ones((64, 1), "float32"), None), verbose=0)
@@ -334,7 +320,7 @@ def test_learning_rate_from_global_step_takes_effect_every_step():
         step = kte.get_global_step()
         return keras.optimizers.SGD(lambda: keras.ops.where(step < 3, 0.0, 1.0))
 
-    model = make_model(linear_fn(train_op), params=None, iterations_per_loop=5)
+    model = make_model(linear_fn_of(train_op), params=None, loop=5)
     model.fit((np.ones((80, 1), "float32"), None), shuffle=False, verbose=0)
     # Five steps in one on-device loop: steps 0-2 at rate 0, steps 3-4 at 1.
     np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1 - 2.0)
@@ -367,13 +353,13 @@ def test_fit_before_compile_is_an_error():
 
 
 def test_iterations_per_loop_sets_steps_per_execution():
-    assert make_model(iterations_per_loop=7).steps_per_execution == 7
+    assert make_model(loop=7).steps_per_execution == 7
 
 
 def test_callbacks_see_each_loop_and_a_short_final_loop():
     recorder = StepRecorder()
     features, labels = make_data(n=160)  # 10 steps of 16.
-    make_model(iterations_per_loop=4).fit(
+    make_model(loop=4).fit(
         (features, labels), callbacks=[recorder], verbose=0
     )
     assert recorder.train_batches == [3, 7, 9]
@@ -390,7 +376,7 @@ def test_loop_length_does_not_change_how_often_model_fn_is_traced():
     traces = {}
     for n in (2, 20):
         counter = []
-        make_model(counting(counter), iterations_per_loop=n).fit(
+        make_model(counting(counter), loop=n).fit(
             make_data(n=16 * 20), verbose=0
         )
         traces[n] = len(counter)
@@ -403,7 +389,7 @@ def test_memory_budget_splits_the_loop():
     features, labels = make_data(n=160)
     batch_bytes = 16 * (8 * 4 + 4)
     model = make_model(
-        iterations_per_loop=10, max_loop_bytes=3 * batch_bytes, max_resident_bytes=0
+        loop=10, max_loop_bytes=3 * batch_bytes, max_resident_bytes=0
     )
     model.fit((features, labels), callbacks=[recorder], verbose=0)
     assert recorder.train_batches == [2, 5, 8, 9]
@@ -422,14 +408,14 @@ def test_arrays_resident_on_devices_train_like_streamed_arrays(shuffle):
 
 
 def test_time_based_iterations_per_loop_measures_step_time():
-    model = make_model(iterations_per_loop="1s")
+    model = make_model(loop="1s")
     model.fit(make_data(n=16 * 40), verbose=0)
     assert model.steps_per_execution > 1
 
 
 def test_epochs_and_steps_per_epoch():
     recorder = StepRecorder()
-    make_model(iterations_per_loop=2).fit(
+    make_model(loop=2).fit(
         make_data(n=160), epochs=3, steps_per_epoch=5, callbacks=[recorder], verbose=0
     )
     assert len(recorder.epochs) == 3
@@ -512,7 +498,7 @@ def test_evaluate_returns_a_list_loss_first_without_return_dict():
 
 def test_evaluate_steps_limits_the_batches():
     x = np.arange(64, dtype="float32").reshape(64, 1)
-    model = make_model(linear_fn(lambda: None), params=None)
+    model = make_model(linear_fn_of(lambda: None), params=None)
     assert model.evaluate((x, None), steps=1, verbose=0) == pytest.approx(np.mean(x[:16]))
 
 
@@ -600,7 +586,7 @@ def test_evaluate_and_predict_need_no_compile():
 
 def test_learning_rate_scheduler_callback_adjusts_the_model_fn_optimizer():
     schedule = keras.callbacks.LearningRateScheduler(lambda epoch, rate: 0.0)
-    model = make_model(linear_fn(lambda: keras.optimizers.SGD(0.5)), params=None)
+    model = make_model(linear_fn_of(lambda: keras.optimizers.SGD(0.5)), params=None)
     model.fit((np.ones((32, 1), "float32"), None), callbacks=[schedule], verbose=0)
     np.testing.assert_allclose(model.store.variables_by_name()["w"].value, 1.0)
 
@@ -617,7 +603,7 @@ def test_progress_bar_target_counts_only_full_training_batches():
 
 def test_time_based_loop_length_applies_within_the_first_epoch():
     recorder = StepRecorder()
-    model = make_model(iterations_per_loop="1s")
+    model = make_model(loop="1s")
     model.fit(make_data(n=16 * 60), callbacks=[recorder], verbose=0)
     assert len(recorder.train_batches) < 10
 
@@ -640,29 +626,16 @@ def test_importing_with_another_keras_backend_is_a_clear_error():
 
 
 def host_call_fn(calls):
-    def model_fn(features, labels, mode):
-        w = kte.get_variable("w", shape=(), initializer="ones")
-        loss = keras.ops.mean(features) * w
-        step = kte.get_global_step()
-        host_call = (
-            lambda step, loss, rows: calls.append((int(step[0]), float(loss[0]), rows.shape)),
-            [keras.ops.reshape(step, (1,)), keras.ops.reshape(loss, (1,)), features[:, 0]],
-        )
-        return kte.TPUEstimatorSpec(
-            mode, loss=loss, train_op=keras.optimizers.SGD(0.1), host_call=host_call
-        )
+    def host_call(step, loss, rows):
+        calls.append((int(step[0]), float(loss[0]), rows.shape))
 
-    return model_fn
+    return with_host_call(host_call, rows=True)
 
 
 @pytest.mark.parametrize("every, expected_steps", [(1, list(range(10))), (3, [0, 3, 6, 9])])
 def test_host_call_runs_on_the_host_every_n_steps_inside_loops(every, expected_steps):
     calls = []
-    config = kte.RunConfig(
-        tpu_config=kte.TPUConfig(iterations_per_loop=4, experimental_host_call_every_n_steps=every)
-    )
-    model = kte.EstimatorModel(host_call_fn(calls), config=config, train_batch_size=16)
-    model.compile()
+    model = estimator_model(host_call_fn(calls), loop=4, host_call_every=every)
     model.fit((np.ones((160, 1), "float32"), None), verbose=0)
     assert [c[0] for c in calls] == expected_steps
     assert all(shape == (16,) for _, _, shape in calls)
@@ -685,7 +658,7 @@ def test_host_call_tensors_are_numpy_arrays():
 
 def test_loops_never_cross_an_aligned_step():
     recorder = StepRecorder()
-    model = make_model(iterations_per_loop=4)
+    model = make_model(loop=4)
     model.align_loops_to = 3
     model.fit(make_data(n=16 * 10), callbacks=[recorder], verbose=0)
     assert recorder.train_batches == [2, 5, 8, 9]
@@ -699,7 +672,7 @@ def test_each_loop_logs_its_first_step_and_losses():
         def on_train_batch_end(self, batch, logs=None):
             seen.append((logs["loop_first_step"], logs["loop_losses"].shape))
 
-    model = make_model(iterations_per_loop=4)
+    model = make_model(loop=4)
     model.fit(make_data(n=16 * 10), callbacks=[Record()], verbose=0)
     assert seen == [(0, (4,)), (4, (4,)), (8, (2,))]
 
@@ -719,7 +692,7 @@ def test_a_callback_can_stop_evaluation_and_prediction_after_a_loop(method):
         ends.append(batch)
         setattr(model, flag, True)
 
-    model = make_model(iterations_per_loop=2)
+    model = make_model(loop=2)
     callback = keras.callbacks.LambdaCallback(**{hook: stop})
     getattr(model, method)(make_data(n=160)[0] if method == "predict" else make_data(n=160),
                            callbacks=[callback], verbose=0)

@@ -10,14 +10,10 @@ import tensorflow as tf
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import export as export_lib
 
-DIM = 4
-
-
-def data(n=32, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, DIM)).astype("float32")
-    y = (x @ np.arange(1, DIM + 1, dtype="float32") > 0).astype("int32")
-    return x, y
+from model_fns import DIM
+from model_fns import estimator_config
+from model_fns import input_fn_of
+from model_fns import linear_data
 
 
 def model_fn(features, labels, mode, params):
@@ -42,31 +38,14 @@ def model_fn(features, labels, mode, params):
     return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.Adam(0.05))
 
 
-def input_fn_of(x, y=None):
-    def input_fn(params):
-        features = {"x": x}
-        if y is not None:
-            dataset = tf.data.Dataset.from_tensor_slices((features, y)).repeat()
-            return dataset.batch(params["batch_size"], drop_remainder=True)
-        return tf.data.Dataset.from_tensor_slices(features).batch(params["batch_size"])
-
-    return input_fn
-
-
 def raw_receiver_fn():
     x = kte.export.placeholder(shape=(None, DIM), dtype="float32", name="x")
     return kte.export.ServingInputReceiver(features={"x": x}, receiver_tensors={"x": x})
 
 
 def make_estimator(model_dir, model_fn=model_fn, **params):
-    config = kte.RunConfig(
-        model_dir=str(model_dir),
-        save_checkpoints_steps=4,
-        log_step_count_steps=None,
-        tpu_config=kte.TPUConfig(iterations_per_loop=2),
-    )
     return kte.TPUEstimator(
-        model_fn=model_fn, config=config, params=params,
+        model_fn=model_fn, config=estimator_config(model_dir, save_every=4), params=params,
         train_batch_size=16, predict_batch_size=8,
     )
 
@@ -75,9 +54,9 @@ def make_estimator(model_dir, model_fn=model_fn, **params):
 def trained(tmp_path_factory):
     """An estimator trained 4 steps (BatchNorm statistics moved), exported once."""
     keras.utils.set_random_seed(0)
-    x, y = data()
+    x, y = linear_data(32, binary=True)
     estimator = make_estimator(tmp_path_factory.mktemp("model"), export_outputs=True)
-    estimator.train(input_fn_of(x, y), max_steps=4)
+    estimator.train(input_fn_of(x, y, repeat=True), max_steps=4)
     base = tmp_path_factory.mktemp("exports")
     path = estimator.export_saved_model(str(base), raw_receiver_fn)
     predictions = list(estimator.predict(input_fn_of(x), yield_single_examples=False))
@@ -396,7 +375,7 @@ def test_tensor_features_and_int64_examples_serve_through_estimator_model(tmp_pa
 
 
 def test_estimator_model_export_keeps_keras_signature(tmp_path):
-    x, y = data()
+    x, y = linear_data(32, binary=True)
     model = kte.EstimatorModel(model_fn, train_batch_size=16, predict_batch_size=8)
     model.compile()
     model.fit(({"x": x}, y), epochs=1, verbose=0)
@@ -444,7 +423,7 @@ def test_a_model_fn_building_an_optimizer_in_every_mode_exports(tmp_path):
         return kte.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer)
 
     model = kte.EstimatorModel(optimizer_first_model_fn, predict_batch_size=8)
-    x = data(8)[0]
+    x = linear_data(8)[0]
     model.export(str(tmp_path / "m"), input_signature={"x": keras.InputSpec(shape=(None, DIM))},
                  verbose=False)
     served = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"](x=tf.constant(x))
@@ -469,7 +448,7 @@ def test_a_model_parallel_model_exports_its_gathered_weights(tmp_path):
     model.distribution = keras.distribution.ModelParallel(
         layout_map=layout_map, batch_dim_name="batch"
     )
-    x = data(8)[0]
+    x = linear_data(8)[0]
     expected = model.predict({"x": x}, verbose=0)["y"]
     kernel = model.store.variables_by_name()["hidden/kernel"]
     assert len(kernel.value.sharding.device_set) == 8

@@ -10,37 +10,15 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import hooks
-from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
-from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+
+from model_fns import BATCH
+from model_fns import estimator_model
+from model_fns import linear_fn
+from model_fns import loop_logs
+from model_fns import ones
 
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
-BATCH = 16
 LOGGER = "keras_tpu_estimator"
-
-
-def linear_fn(features, labels, mode):
-    """loss = mean(x) * w, SGD(0.1): on ones, the loss of step k is 1 - 0.1 k."""
-    w = kte.get_variable("w", shape=(), initializer="ones")
-    if mode == PREDICT:
-        return kte.TPUEstimatorSpec(mode, predictions={"y": features[:, 0] * w})
-    loss = keras.ops.mean(features) * w
-    if mode == EVAL:
-        return kte.TPUEstimatorSpec(mode, loss=loss)
-    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
-
-
-def make_model(loop=4):
-    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=loop))
-    model = kte.EstimatorModel(
-        linear_fn, config=config, train_batch_size=BATCH, eval_batch_size=BATCH,
-        predict_batch_size=BATCH,
-    )
-    model.compile()
-    return model
-
-
-def ones(steps):
-    return np.ones((BATCH * steps, 1), "float32")
 
 
 def fit(model, hook_list, x=None, steps=10, mode=TRAIN):
@@ -142,7 +120,7 @@ def test_as_callbacks_rejects_a_single_hook():
 
 def test_hook_methods_run_once_per_session_and_once_per_loop():
     recorder = Recorder()
-    fit(make_model(loop=4), [recorder], steps=10)  # Loops of 4, 4, 2 steps.
+    fit(estimator_model(linear_fn, loop=4), [recorder], steps=10)  # Loops of 4, 4, 2 steps.
     assert recorder.calls == (
         ["begin", ("after_create_session", 0, None)]
         + ["before_run", "after_run"] * 3
@@ -165,7 +143,7 @@ FETCH_CASES = {  # fetches -> results of the loops ending at steps 4, 8, 10
 def test_fetch_results_mirror_the_structure_of_the_fetches():
     recorders = {case: Recorder(fetches) for case, (fetches, _) in FETCH_CASES.items()}
     losses = Recorder({"loss": "loss", "losses": "losses"})
-    fit(make_model(loop=4), list(recorders.values()) + [losses], steps=10)
+    fit(estimator_model(linear_fn, loop=4), list(recorders.values()) + [losses], steps=10)
     for case, (_, expected) in FETCH_CASES.items():
         assert recorders[case].results == expected, case
     # "loss" is the loop's last step, "losses" every step: step k's is 1 - 0.1 k.
@@ -185,7 +163,7 @@ def test_fetch_results_mirror_the_structure_of_the_fetches():
     ids=["tensor", "tensor-name", "unknown-name", "nested-non-name", "loss-in-eval"],
 )
 def test_a_fetch_that_is_not_an_available_name_fails_at_the_first_run(fetches, mode):
-    model = make_model()
+    model = estimator_model(linear_fn)
     callbacks = hooks.as_callbacks([Recorder(fetches)], mode)
     with pytest.raises(ValueError, match=r"a hook fetches values by name.*\['"):
         if mode == TRAIN:
@@ -200,17 +178,17 @@ def test_a_feed_dict_is_rejected():
             return hooks.SessionRunArgs("loss", feed_dict={"x": 1})
 
     with pytest.raises(ValueError, match="no graph to feed"):
-        fit(make_model(), [Feeder()], steps=4)
+        fit(estimator_model(linear_fn), [Feeder()], steps=4)
 
 
 def test_request_stop_ends_training_after_the_loop():
-    model = fit(make_model(loop=4), [Recorder(stop_after=1)], steps=10)
+    model = fit(estimator_model(linear_fn, loop=4), [Recorder(stop_after=1)], steps=10)
     assert model.global_step == 4
 
 
 @pytest.mark.parametrize("mode", [EVAL, PREDICT])
 def test_hooks_run_once_per_loop_in_evaluate_and_predict(mode):
-    model = fit(make_model(loop=2), [], steps=4)
+    model = fit(estimator_model(linear_fn, loop=2), [], steps=4)
     recorder = Recorder("global_step")
     callbacks = hooks.as_callbacks([recorder], mode)
     x = ones(3)  # 3 batches: loops of 2 and 1.
@@ -228,7 +206,7 @@ def test_hooks_run_once_per_loop_in_evaluate_and_predict(mode):
 )
 def test_request_stop_sets_the_keras_stop_flag_of_the_mode(mode, flag):
     callback = hooks.HookCallback(Recorder(stop_after=1), mode)
-    callback.set_model(make_model())
+    callback.set_model(estimator_model(linear_fn))
     callback.on_test_begin() if mode == EVAL else callback.on_predict_begin()
     callback.on_test_batch_end(0) if mode == EVAL else callback.on_predict_batch_end(0)
     assert getattr(callback.model, flag) is True
@@ -236,7 +214,7 @@ def test_request_stop_sets_the_keras_stop_flag_of_the_mode(mode, flag):
 
 def test_a_hook_of_another_mode_is_not_called():
     recorder = Recorder()
-    make_model().evaluate((ones(2), None), callbacks=hooks.as_callbacks([recorder], TRAIN), verbose=0)
+    estimator_model(linear_fn).evaluate((ones(2), None), callbacks=hooks.as_callbacks([recorder], TRAIN), verbose=0)
     assert recorder.calls == []
 
 
@@ -259,13 +237,13 @@ def test_stop_at_step_hook_arguments(kwargs, message):
 
 @pytest.mark.parametrize("loop, expected", [(2, 6), (4, 8)], ids=["aligned", "loop-end"])
 def test_stop_at_last_step_stops_at_the_end_of_the_loop_reaching_it(loop, expected):
-    model = fit(make_model(loop=loop), [hooks.StopAtStepHook(last_step=6)], steps=10)
+    model = fit(estimator_model(linear_fn, loop=loop), [hooks.StopAtStepHook(last_step=6)], steps=10)
     assert model.global_step == expected
 
 
 def test_num_steps_counts_from_the_global_step_at_begin():
     hook = hooks.StopAtStepHook(num_steps=4)
-    model = make_model(loop=2)
+    model = estimator_model(linear_fn, loop=2)
     fit(model, [hook], steps=10)
     assert (model.global_step, hook.last_step) == (4, 4)
     fit(model, [hook], steps=10)
@@ -325,7 +303,7 @@ def parse(message):
 def test_logging_tensor_hook_logs_after_the_first_loop_and_each_new_multiple(caplog):
     caplog.set_level(logging.INFO, LOGGER)
     hook = hooks.LoggingTensorHook(["global_step", "loss"], every_n_iter=4)
-    fit(make_model(loop=2), [hook], steps=10)  # Loops end at 2, 4, 6, 8, 10.
+    fit(estimator_model(linear_fn, loop=2), [hook], steps=10)  # Loops end at 2, 4, 6, 8, 10.
     logged = messages(caplog)
     assert [m.split(",")[0] for m in logged] == ["global_step = 2", "global_step = 4", "global_step = 8"]
     assert parse(logged[0]) == ("global_step = 2, loss = ", pytest.approx(0.9), "")
@@ -339,7 +317,7 @@ def test_logging_tensor_hook_orders_dict_tags_and_accepts_a_formatter(caplog):
     formatted = hooks.LoggingTensorHook(
         {"step": "global_step"}, every_n_iter=100, formatter=lambda v: f"at {v['step']}"
     )
-    fit(make_model(loop=2), [dict_hook, formatted], steps=2)
+    fit(estimator_model(linear_fn, loop=2), [dict_hook, formatted], steps=2)
     first, second = messages(caplog)
     assert parse(first) == ("a_loss = ", pytest.approx(0.9), ", ")
     assert first.endswith(", step = 2") and second == "at 2"
@@ -347,7 +325,7 @@ def test_logging_tensor_hook_orders_dict_tags_and_accepts_a_formatter(caplog):
 
 def test_logging_tensor_hook_at_end_logs_the_last_values_once(caplog):
     caplog.set_level(logging.INFO, LOGGER)
-    fit(make_model(loop=4), [hooks.LoggingTensorHook(["global_step"], at_end=True)], steps=10)
+    fit(estimator_model(linear_fn, loop=4), [hooks.LoggingTensorHook(["global_step"], at_end=True)], steps=10)
     assert messages(caplog) == ["global_step = 10"]
 
 
@@ -359,7 +337,7 @@ def test_logging_tensor_hook_every_n_secs_logs_when_the_time_has_passed(caplog):
             time.sleep(0.06)
 
     hook = hooks.LoggingTensorHook(["global_step"], every_n_secs=0.05)
-    fit(make_model(loop=2), [Slow(), hook], steps=6)
+    fit(estimator_model(linear_fn, loop=2), [Slow(), hook], steps=6)
     assert [m.split(" (")[0] for m in messages(caplog)] == [
         "global_step = 2", "global_step = 4", "global_step = 6"
     ]
@@ -390,14 +368,14 @@ class SaverRecorder(keras.callbacks.Callback):
 def test_nan_loss_raises_naming_the_first_bad_step(value):
     message = r"NaN loss during training\. The loss of global step 5 is"
     with pytest.raises(hooks.NanLossDuringTrainingError, match=message) as info:
-        fit(make_model(loop=4), [hooks.NanTensorHook()], x=nan_at(5, value=value))
+        fit(estimator_model(linear_fn, loop=4), [hooks.NanTensorHook()], x=nan_at(5, value=value))
     assert info.value.global_step == 5
     assert isinstance(info.value, RuntimeError)
 
 
 def test_nan_hook_first_keeps_the_saver_from_seeing_the_nan_loop():
     saver = SaverRecorder()
-    model = make_model(loop=4)
+    model = estimator_model(linear_fn, loop=4)
     callbacks = hooks.as_callbacks([hooks.NanTensorHook(), saver], TRAIN)
     with pytest.raises(hooks.NanLossDuringTrainingError):
         model.fit((nan_at(5), None), callbacks=callbacks, shuffle=False, verbose=0)
@@ -407,13 +385,13 @@ def test_nan_hook_first_keeps_the_saver_from_seeing_the_nan_loop():
 def test_nan_hook_without_failing_logs_and_stops_after_the_loop(caplog):
     caplog.set_level(logging.WARNING, LOGGER)
     hook = hooks.NanTensorHook("loss tensor of model_fn", fail_on_nan_loss=False)
-    model = fit(make_model(loop=4), [hook], x=nan_at(5))
+    model = fit(estimator_model(linear_fn, loop=4), [hook], x=nan_at(5))
     assert model.global_step == 8
     assert "Model diverged with loss = nan at global step 5" in messages(caplog)[0]
 
 
 def test_nan_hook_lets_finite_training_run():
-    assert fit(make_model(loop=4), [hooks.NanTensorHook()], steps=10).global_step == 10
+    assert fit(estimator_model(linear_fn, loop=4), [hooks.NanTensorHook()], steps=10).global_step == 10
 
 
 # -- CheckpointSaverListener and LoggingCallback. ---------------------------
@@ -429,7 +407,7 @@ def test_checkpoint_saver_listener_methods_are_no_ops():
 
 def test_logging_callback_logs_loss_and_steps_per_second(caplog):
     caplog.set_level(logging.INFO, LOGGER)
-    model = make_model(loop=2)
+    model = estimator_model(linear_fn, loop=2)
     model.fit((ones(10), None), callbacks=[hooks.LoggingCallback(4)], shuffle=False, verbose=0)
     logged = messages(caplog)  # Loops end at 2, 4, 6, 8, 10: logs at 2, 4, 8.
     assert len(logged) == 5
@@ -455,12 +433,6 @@ class FakeModel:
     def __init__(self, global_step=0):
         self.global_step = global_step
         self.stop_training = False
-
-
-def loop_logs(first_step, losses):
-    """The `on_train_batch_end` logs of a loop starting at `first_step`."""
-    return {"loss": float(np.mean(losses)), LOOP_FIRST_STEP: first_step,
-            LOOP_LOSSES: np.array(losses, "float32")}
 
 
 def run_loop(callback, model, first_step, losses, batch=0):

@@ -9,35 +9,18 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import summary
-from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
-from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+
+from model_fns import estimator_model
+from model_fns import linear_fn
+from model_fns import loop_logs
+from model_fns import ones
+from model_fns import with_host_call
 
 TRAIN, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.PREDICT
-BATCH = 16
 
 
 def event_files(logdir):
     return [f for f in os.listdir(logdir) if f.startswith("events.out.tfevents.")]
-
-
-def make_model(model_fn, loop=4, every=1):
-    config = kte.RunConfig(
-        tpu_config=kte.TPUConfig(iterations_per_loop=loop, experimental_host_call_every_n_steps=every)
-    )
-    model = kte.EstimatorModel(model_fn, config=config, train_batch_size=BATCH)
-    model.compile()
-    return model
-
-
-def linear_fn(features, labels, mode):
-    """loss = mean(x) * w, SGD(0.1): on ones, the loss of step k is 1 - 0.1 k."""
-    w = kte.get_variable("w", shape=(), initializer="ones")
-    loss = keras.ops.mean(features) * w
-    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
-
-
-def ones(steps):
-    return np.ones((BATCH * steps, 1), "float32")
 
 
 # -- scalar / histogram / flush. ----------------------------------------------
@@ -164,23 +147,16 @@ def test_read_scalars_of_a_directory_without_events_is_empty(tmp_path):
 # -- host_call writing summaries, the pattern of TPUEstimator programs. -------
 
 
-def summarizing_fn(features, labels, mode):
-    w = kte.get_variable("w", shape=(), initializer="ones")
-    loss = keras.ops.mean(features) * w
+def _scalar_host_call(gs, loss):
+    summary.scalar("loss", loss[0], step=gs[0])
 
-    def host_call(gs, loss):
-        summary.scalar("loss", loss[0], step=gs[0])
 
-    step = keras.ops.reshape(kte.get_global_step(), (1,))
-    return kte.TPUEstimatorSpec(
-        mode, loss=loss, train_op=keras.optimizers.SGD(0.1),
-        host_call=(host_call, [step, keras.ops.reshape(loss, (1,))]),
-    )
+summarizing_fn = with_host_call(_scalar_host_call)
 
 
 @pytest.mark.parametrize("every, steps", [(1, list(range(10))), (3, [0, 3, 6, 9])])
 def test_a_host_call_writes_scalars_at_its_steps(tmp_path, every, steps):
-    model = make_model(summarizing_fn, loop=4, every=every)
+    model = estimator_model(summarizing_fn, loop=4, host_call_every=every)
     with summary.record_summaries(tmp_path, lambda: model.global_step):
         model.fit((ones(10), None), shuffle=False, verbose=0)
     assert len(event_files(tmp_path)) == 1
@@ -190,7 +166,7 @@ def test_a_host_call_writes_scalars_at_its_steps(tmp_path, every, steps):
 
 
 def test_a_host_call_outside_record_summaries_writes_nothing(tmp_path):
-    model = make_model(summarizing_fn)
+    model = estimator_model(summarizing_fn)
     model.fit((ones(4), None), verbose=0)
     assert model.global_step == 4 and list(tmp_path.iterdir()) == []
 
@@ -198,23 +174,13 @@ def test_a_host_call_outside_record_summaries_writes_nothing(tmp_path):
 def writer_creating_fn(logdir, tf_summary):
     """resnet_main's host_call: a TensorFlow writer created in every call."""
 
-    def model_fn(features, labels, mode):
-        w = kte.get_variable("w", shape=(), initializer="ones")
-        loss = keras.ops.mean(features) * w
+    def host_call(gs, loss):
+        writer = tf_summary.create_file_writer(str(logdir), max_queue=4)
+        with writer.as_default(), tf_summary.record_if(True):
+            tf_summary.scalar("loss", loss[0], step=gs[0])
+        writer.close()
 
-        def host_call(gs, loss):
-            writer = tf_summary.create_file_writer(str(logdir), max_queue=4)
-            with writer.as_default(), tf_summary.record_if(True):
-                tf_summary.scalar("loss", loss[0], step=gs[0])
-            writer.close()
-
-        step = keras.ops.reshape(kte.get_global_step(), (1,))
-        return kte.TPUEstimatorSpec(
-            mode, loss=loss, train_op=keras.optimizers.SGD(0.1),
-            host_call=(host_call, [step, keras.ops.reshape(loss, (1,))]),
-        )
-
-    return model_fn
+    return with_host_call(host_call)
 
 
 @pytest.mark.parametrize("namespace", ["tf.summary", "tf.compat.v2.summary"])
@@ -222,7 +188,7 @@ def test_a_writer_created_in_every_host_call_writes_one_event_file_per_fit(tmp_p
     import tensorflow as tf
 
     tf_summary = tf.summary if namespace == "tf.summary" else tf.compat.v2.summary
-    model = make_model(writer_creating_fn(tmp_path, tf_summary), loop=4)
+    model = estimator_model(writer_creating_fn(tmp_path, tf_summary), loop=4)
     model.fit((ones(10), None), shuffle=False, verbose=0)
     assert len(event_files(tmp_path)) == 1
     assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(10))
@@ -255,7 +221,7 @@ def test_a_host_call_writer_of_kte_summary_lasts_the_whole_fit(tmp_path):
 
         return spec._replace(host_call=(recording_host_call, tensors))
 
-    make_model(model_fn, loop=2).fit((ones(6), None), shuffle=False, verbose=0)
+    estimator_model(model_fn, loop=2).fit((ones(6), None), shuffle=False, verbose=0)
     assert len(event_files(tmp_path)) == 1
     assert [s for s, _ in summary.read_scalars(tmp_path)["loss"]] == list(range(6))
 
@@ -320,7 +286,7 @@ def test_at_step_step_must_be_one_integer(step):
 
 
 def test_summary_callback_writes_the_loss_of_every_nth_step_and_the_speed(tmp_path):
-    model = make_model(linear_fn, loop=4)
+    model = estimator_model(linear_fn, loop=4)
     callback = summary.SummaryCallback(tmp_path, 3)
     model.fit((ones(10), None), callbacks=[callback], shuffle=False, verbose=0)
     scalars = summary.read_scalars(tmp_path)
@@ -333,7 +299,7 @@ def test_summary_callback_writes_the_loss_of_every_nth_step_and_the_speed(tmp_pa
 
 
 def test_summary_callback_shares_the_event_file_of_record_summaries(tmp_path):
-    model = make_model(linear_fn, loop=2)
+    model = estimator_model(linear_fn, loop=2)
     with summary.record_summaries(tmp_path, lambda: model.global_step):
         model.fit((ones(4), None), callbacks=[summary.SummaryCallback(tmp_path, 2)], verbose=0)
         summary.scalar("other", 1.0)
@@ -345,12 +311,6 @@ def test_summary_callback_shares_the_event_file_of_record_summaries(tmp_path):
 def test_summary_callback_every_n_steps_must_be_a_positive_int(tmp_path, value):
     with pytest.raises(ValueError, match=f"every_n_steps={value!r}"):
         summary.SummaryCallback(tmp_path, value)
-
-
-def loop_logs(first_step, losses):
-    """The `on_train_batch_end` logs of a loop starting at `first_step`."""
-    return {"loss": float(np.mean(losses)), LOOP_FIRST_STEP: first_step,
-            LOOP_LOSSES: np.array(losses, "float32")}
 
 
 def test_summary_callback_reads_the_loops_from_the_logs(tmp_path):

@@ -1,39 +1,25 @@
 """TF1 checkpoints: init_from_checkpoint (model_fn, scaffold_fn), warm start, the TF1 global step."""
 
-import os
-
 import numpy as np
 import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
 
+from model_fns import store_value
+from model_fns import write_tf1_checkpoint
+
 KERNEL = np.arange(6, dtype="float32").reshape(3, 2) / 10
 BIAS = np.array([0.5, -0.5], "float32")
 
 
-def write_tf1_checkpoint(directory, step=5000):
-    """A TF1 graph saved by `tf.compat.v1.train.Saver`, as a BERT `init_checkpoint` is."""
-    import tensorflow as tf
-
-    graph = tf.Graph()
-    with graph.as_default():
-        with tf.compat.v1.variable_scope("bert/dense"):
-            tf.compat.v1.get_variable("kernel", initializer=KERNEL)
-            tf.compat.v1.get_variable("bias", initializer=BIAS)
-        with tf.compat.v1.variable_scope("bert/pooler"):
-            tf.compat.v1.get_variable("kernel", initializer=np.ones((5, 5), "float32"))
-        global_step = tf.compat.v1.train.get_or_create_global_step()
-        saver = tf.compat.v1.train.Saver()
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(global_step.assign(step))
-            return saver.save(session, os.path.join(directory, "model.ckpt"), global_step=step)
-
-
 @pytest.fixture(scope="module")
 def tf1_checkpoint(tmp_path_factory):
-    return write_tf1_checkpoint(str(tmp_path_factory.mktemp("tf1")))
+    return write_tf1_checkpoint(str(tmp_path_factory.mktemp("tf1")), {
+        "bert/dense/kernel": KERNEL,
+        "bert/dense/bias": BIAS,
+        "bert/pooler/kernel": np.ones((5, 5), "float32"),
+    })
 
 
 def _network(features):
@@ -75,17 +61,13 @@ def _trained(model_fn, steps=1):
     return model
 
 
-def _value(model, name):
-    return np.asarray(model.store.variables_by_name()[name].value)
-
-
 @pytest.mark.parametrize("where", ["scaffold_fn", "model_fn"])
 def test_init_from_checkpoint_maps_a_checkpoint_scope_onto_a_model_scope(tf1_checkpoint, where):
     model = _trained(_make_model_fn(
         lambda: tf1.train.init_from_checkpoint(tf1_checkpoint, {"bert/": "encoder/"}), where
     ))
-    np.testing.assert_array_equal(_value(model, "encoder/dense/kernel"), KERNEL)
-    np.testing.assert_array_equal(_value(model, "encoder/dense/bias"), BIAS)
+    np.testing.assert_array_equal(store_value(model, "encoder/dense/kernel"), KERNEL)
+    np.testing.assert_array_equal(store_value(model, "encoder/dense/bias"), BIAS)
     (report,) = model.init_from_checkpoint_reports
     assert report == kte.checkpoint.WarmStartReport(
         matched=["encoder/dense/kernel", "encoder/dense/bias"],
@@ -114,7 +96,7 @@ def test_init_from_checkpoint_with_a_bert_style_name_map(tf1_checkpoint):
         tf1.train.init_from_checkpoint(tf1_checkpoint, assignment_map)
 
     model = _trained(_make_model_fn(init, where="model_fn"))
-    np.testing.assert_array_equal(_value(model, "encoder/dense/kernel"), KERNEL)
+    np.testing.assert_array_equal(store_value(model, "encoder/dense/kernel"), KERNEL)
     assert model.init_from_checkpoint_reports[0].matched == [
         "encoder/dense/kernel", "encoder/dense/bias"
     ]
@@ -126,10 +108,10 @@ def test_init_from_checkpoint_sets_initial_values_only(tf1_checkpoint):
         where="model_fn", learning_rate=0.1,
     )
     model = _trained(model_fn, steps=2)
-    trained = _value(model, "encoder/dense/kernel")
+    trained = store_value(model, "encoder/dense/kernel")
     assert not np.allclose(trained, KERNEL)
     model.evaluate(_data(), batch_size=16, verbose=0)  # Builds EVAL: model_fn asks again.
-    np.testing.assert_array_equal(_value(model, "encoder/dense/kernel"), trained)
+    np.testing.assert_array_equal(store_value(model, "encoder/dense/kernel"), trained)
     assert len(model.init_from_checkpoint_reports) == 2
     assert model.init_from_checkpoint_reports[1].matched == []  # Nothing new to initialize.
 
