@@ -24,21 +24,18 @@ import numpy as np
 
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import inputs as inputs_lib
-from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator import summary as summary_lib
-from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import feed as feed_lib
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
-from keras_tpu_estimator.engine import program as program_lib
-from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
 from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine.program import ModelFnProgram
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
@@ -145,16 +142,11 @@ class EstimatorModel(keras.Model):
             self.distribution, config, self._program.params, bool(use_tpu),
             max_loop_bytes, max_resident_bytes,
         )
-        self.store = store_lib.VariableStore()
-        self._built_modes = set()
-        self._training = None
-        self.train_optimizer = None
-        self._global_step = state_lib.GlobalStep()
-        self.spec_hooks = {}
-        self.init_from_checkpoint_reports = []
-        self._eval_metrics = {"loss": keras.metrics.Mean(name="loss")}
-        self._steps = steps_lib.Steps(self._program, self.store, metrics=self._eval_metrics)
-        self._programs = loop_lib.LoopPrograms()
+        self._parts = ModelParts(self._program, self.distribution)
+        self._runner = loop_lib.LoopRunner(
+            steps_lib.Steps(self._program, self._parts), self._parts, self._feed.gather,
+            self.distribution,
+        )
         self._schedule = loop_lib.LoopSchedule()
         self.steps_per_execution = 1
         self._set_iterations_per_loop(config.tpu_config.iterations_per_loop)
@@ -176,6 +168,27 @@ class EstimatorModel(keras.Model):
     def config(self):
         """The `RunConfig`."""
         return self._program.config
+
+    @property
+    def store(self):
+        """The `VariableStore` of the layers and variables `model_fn` created."""
+        return self._parts.store
+
+    @property
+    def train_optimizer(self):
+        """The Keras optimizer training applies (None before training is
+        built, or when `model_fn` trains by assignment)."""
+        return self._parts.optimizer
+
+    @property
+    def spec_hooks(self):
+        """`{mode: hooks}` of the specs `model_fn` returned when each mode was built."""
+        return dict(self._parts.hooks)
+
+    @property
+    def init_from_checkpoint_reports(self):
+        """The reports of `compat.v1.train.init_from_checkpoint` calls, in order."""
+        return list(self._parts.reports)
 
     @property
     def align_loops_to(self):
@@ -286,34 +299,11 @@ class EstimatorModel(keras.Model):
         or `jax.ShapeDtypeStruct`s of `(features, labels)`); building a mode
         twice does nothing.
         """
-        if mode in self._built_modes:
-            return
-        with self.distribution.scope():
-            built = self._program.build(
-                self.store, mode, batch, program_lib.dtype_name(self._global_step.value),
-                getattr(self, "optimizer", None), self._eval_metrics,
-            )
-            self.init_from_checkpoint_reports += built.reports
-            self.spec_hooks[mode] = built.hooks
-            self._eval_metrics.update(built.metrics)
-            if built.training is not None and self._training is None:
-                self._start_training(built.training)
-        if not self._built_modes:
-            distribute.warn_unmatched_rules(self.distribution, self.store.variables)
-        self._built_modes.add(mode)
-        self.built = True
-
-    def _start_training(self, training):
-        """Sets up what training needs: the optimizer's slots, the step counter."""
-        self._training = self._steps.training = training
-        if training.by_assignment:
-            self._global_step.bind(train_ops.create_global_step(self.store))
-            return
-        self.train_optimizer = training.optimizer
-        training.optimizer.build(training.variables)
-        self._global_step.bind(training.optimizer.iterations)
-        # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
-        self.optimizer = training.optimizer
+        if self._parts.build(mode, batch, getattr(self, "optimizer", None)):
+            if self._parts.optimizer is not None:
+                # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
+                self.optimizer = self._parts.optimizer
+            self.built = True
 
     @property
     def global_step(self):
@@ -323,45 +313,14 @@ class EstimatorModel(keras.Model):
         prediction only) reports the step it was set to, e.g. by
         `kte.checkpoint.restore_model`; `model_fn` sees that step too.
         """
-        return int(self._global_step.value)
+        return int(self._parts.global_step.value)
 
     @global_step.setter
     def global_step(self, step):
-        self._global_step.assign(step)
+        self._parts.global_step.assign(step)
 
     # ------------------------------------------------------------------
     # Running loops.
-
-    def _state_variables(self, mode):
-        return state_lib.variables_of(
-            mode,
-            self.store,
-            self._training.variables if self._training else [],
-            self._global_step,
-            optimizer=self.train_optimizer,
-            metrics=self._eval_metrics.values(),
-        )
-
-    def _run_chunk(self, mode, chunk, resident=None):
-        """Runs one chunk as one compiled loop; returns the per-step outputs."""
-        if resident is not None:
-            kind = loop_lib.INDEXED
-        else:
-            kind = loop_lib.STACKED if chunk.stacked else loop_lib.SINGLE
-        program = self._programs.get(
-            (mode, kind), self._steps.for_mode(mode), kind,
-            gather=self._feed.gather, donate=mode == TRAIN,
-        )
-        with self.distribution.scope():
-            variables = self._state_variables(mode)
-            state = state_lib.read(variables)
-            if resident is not None:
-                state, outputs = program(state, resident, chunk.data)
-            else:
-                state, outputs = program(state, chunk.data)
-            if mode != PREDICT:
-                state_lib.write(variables, state)
-        return outputs
 
     def _loops(self, mode, chunks, callbacks, loop_logs, resident=None, first=None):
         """The chunk loop of fit, evaluate and predict: one compiled loop per chunk.
@@ -379,7 +338,7 @@ class EstimatorModel(keras.Model):
         while chunk is not None:
             begin(steps)
             started = time.perf_counter()
-            outputs = self._run_chunk(mode, chunk, resident)
+            outputs = self._runner.run(mode, chunk, resident)
             steps += chunk.steps
             logs = loop_logs(chunk, outputs, steps, time.perf_counter() - started)
             end(steps - 1, logs)
@@ -516,7 +475,7 @@ class EstimatorModel(keras.Model):
             if tuned:
                 self.steps_per_execution = tuned
             run_host_calls(
-                self._training.host_call_fn, outputs["host_call"], first_step, chunk.steps,
+                self._parts.training.host_call_fn, outputs["host_call"], first_step, chunk.steps,
                 self.config.tpu_config.experimental_host_call_every_n_steps,
             )
             loss_sum += float(losses.sum())
@@ -563,11 +522,11 @@ class EstimatorModel(keras.Model):
         )
         with chunks:
             first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
-            for metric in self._eval_metrics.values():
+            for metric in self._parts.metrics.values():
                 metric.reset_state()
             for _ in self._loops(EVAL, chunks, callbacks, lambda *_: {}, first=first):
                 pass
-        results = {name: _to_python(metric.result()) for name, metric in self._eval_metrics.items()}
+        results = {name: _to_python(m.result()) for name, m in self._parts.metrics.items()}
         callbacks.on_test_end(results)
         if return_dict:
             return results

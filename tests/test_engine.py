@@ -10,6 +10,7 @@ import keras_tpu_estimator as kte
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
+from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
@@ -34,26 +35,41 @@ def batch(n=4):
     return x, x.sum(axis=1)
 
 
+def program_of(model_fn=linear_fn):
+    return program_lib.ModelFnProgram(model_fn, {}, kte.RunConfig(), use_tpu=False)
+
+
 def built(mode, model_fn=linear_fn):
-    program = program_lib.ModelFnProgram(model_fn, {}, kte.RunConfig(), use_tpu=False)
-    store = store_lib.VariableStore()
-    metrics = {"loss": keras.metrics.Mean(name="loss")}
-    result = program.build(store, mode, batch(), "int32", metrics=metrics)
-    metrics.update(result.metrics)
-    return program, store, result, metrics
+    """A program and its parts, built for `mode`."""
+    program = program_of(model_fn)
+    parts = ModelParts(program, keras.distribution.DataParallel(devices=jax.devices()[:1]))
+    parts.build(mode, batch() if mode != PREDICT else (batch()[0], None))
+    return program, parts
 
 
 def test_building_train_reads_the_keras_optimizer_and_trained_variables():
-    _, store, result, _ = built(TRAIN)
+    result = program_of().build(store_lib.VariableStore(), TRAIN, batch(), "int32")
     assert isinstance(result.training.optimizer, keras.optimizers.SGD)
     assert not result.training.by_assignment
-    assert result.training.variables == store.trainable_variables
+    assert result.metrics == {} and not result.hooks
 
 
 def test_building_eval_creates_one_metric_per_metric_value():
-    _, _, result, _ = built(EVAL)
+    result = program_of().build(store_lib.VariableStore(), EVAL, batch(), "int32")
     assert list(result.metrics) == ["mean_out"]
     assert isinstance(result.metrics["mean_out"], keras.metrics.Mean)
+
+
+def test_building_a_mode_twice_does_nothing():
+    _, parts = built(TRAIN)
+    variables = list(parts.store.variables)
+    assert not parts.build(TRAIN, batch())
+    assert parts.store.variables == variables
+
+
+def test_training_binds_the_global_step_to_the_optimizer():
+    _, parts = built(TRAIN)
+    assert parts.global_step.variable is parts.optimizer.iterations
 
 
 def test_building_a_spec_without_optimizer_needs_a_compiled_one():
@@ -66,13 +82,9 @@ def test_building_a_spec_without_optimizer_needs_a_compiled_one():
 
 
 def test_the_train_step_is_pure_and_matches_a_hand_written_sgd_step():
-    program, store, result, _ = built(TRAIN)
-    optimizer = result.training.optimizer
-    optimizer.build(result.training.variables)
-    steps = steps_lib.Steps(program, store, result.training)
-    variables = state_lib.variables_of(TRAIN, store, result.training.variables,
-                                       state_lib.GlobalStep(), optimizer=optimizer)
-    before = state_lib.read(variables)
+    program, parts = built(TRAIN)
+    steps = steps_lib.Steps(program, parts)
+    before = state_lib.read(parts.variables(TRAIN))
     state, outputs = jax.jit(steps.train)(before, batch())
     kernel, bias = before.trainable
     x, y = batch()
@@ -84,25 +96,24 @@ def test_the_train_step_is_pure_and_matches_a_hand_written_sgd_step():
     np.testing.assert_allclose(state.trainable[0], kernel - 0.1 * grads[0], rtol=1e-6)
     np.testing.assert_allclose(outputs["loss"], loss(kernel, bias), rtol=1e-6)
     # Nothing was assigned: the variables still hold the values before the step.
-    np.testing.assert_array_equal(store.trainable_variables[0].value, kernel)
+    np.testing.assert_array_equal(parts.store.trainable_variables[0].value, kernel)
 
 
 def test_the_eval_step_accumulates_the_loss_and_metrics():
-    program, store, _, metrics = built(EVAL)
-    steps = steps_lib.Steps(program, store, metrics=metrics)
-    variables = state_lib.variables_of(EVAL, store, [], state_lib.GlobalStep(),
-                                       metrics=metrics.values())
+    program, parts = built(EVAL)
+    steps = steps_lib.Steps(program, parts)
+    variables = parts.variables(EVAL)
     state = state_lib.read(variables)
     for _ in range(2):
         state, _ = jax.jit(steps.evaluate)(state, batch())
     state_lib.write(variables, state)
-    assert metrics["loss"].count.value == 8  # Weighted by the batch size.
+    assert parts.metrics["loss"].count.value == 8  # Weighted by the batch size.
 
 
 def test_the_predict_step_outputs_the_predictions_and_keeps_the_state():
-    program, store, _, _ = built(PREDICT)
-    steps = steps_lib.Steps(program, store)
-    state = state_lib.read(state_lib.variables_of(PREDICT, store, [], state_lib.GlobalStep()))
+    program, parts = built(PREDICT)
+    steps = steps_lib.Steps(program, parts)
+    state = state_lib.read(parts.variables(PREDICT))
     new_state, predictions = jax.jit(steps.predict)(state, (batch()[0], None))
     assert predictions.shape == (4, 1)
     assert new_state is state or jax.tree.all(jax.tree.map(np.array_equal, new_state, state))

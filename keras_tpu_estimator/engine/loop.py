@@ -10,10 +10,14 @@ per-step outputs stacked. Three kinds:
 - `SINGLE`: one step on one batch.
 
 `LoopPrograms` compiles each program once per key and keeps it;
+`LoopRunner` runs a chunk of a model's steps over its variables;
 `LoopSchedule` decides the steps of each loop (`iterations_per_loop`).
 """
 
 import jax
+
+from keras_tpu_estimator.engine import state as state_lib
+from keras_tpu_estimator.spec import ModeKeys
 
 STACKED, INDEXED, SINGLE = "stacked", "indexed", "single"
 
@@ -75,6 +79,52 @@ class LoopPrograms:
     def clear(self):
         """Drops every compiled program (after the steps changed)."""
         self._compiled.clear()
+
+
+class LoopRunner:
+    """Runs a model's steps, one compiled loop per chunk, over its variables.
+
+    The state is read from the variables before the loop and written back
+    after it (not after PREDICT, which changes none); a TRAIN loop donates
+    its input state.
+
+    Args:
+        steps: the model's `Steps`.
+        parts: the model's `ModelParts` (the variables of each mode).
+        gather: `gather(data, rows)` for chunks of indices into resident data.
+        distribution: the model's `keras.distribution`.
+    """
+
+    def __init__(self, steps, parts, gather, distribution):
+        self._steps = steps
+        self._parts = parts
+        self._gather = gather
+        self._distribution = distribution
+        self._programs = LoopPrograms()
+
+    def run(self, mode, chunk, resident=None):
+        """Runs `chunk` (an `inputs.Chunk`) in `mode`; returns the per-step outputs.
+
+        With `resident` data, the chunk holds example indices into it.
+        """
+        if resident is not None:
+            kind = INDEXED
+        else:
+            kind = STACKED if chunk.stacked else SINGLE
+        program = self._programs.get(
+            (mode, kind), self._steps.for_mode(mode), kind,
+            gather=self._gather, donate=mode == ModeKeys.TRAIN,
+        )
+        with self._distribution.scope():
+            variables = self._parts.variables(mode)
+            state = state_lib.read(variables)
+            if resident is not None:
+                state, outputs = program(state, resident, chunk.data)
+            else:
+                state, outputs = program(state, chunk.data)
+            if mode != ModeKeys.PREDICT:
+                state_lib.write(variables, state)
+        return outputs
 
 
 class LoopSchedule:

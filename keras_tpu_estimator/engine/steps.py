@@ -28,40 +28,32 @@ TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
 
 class Steps:
-    """The steps of one model: its program, store and what the build read.
+    """The steps of one model: its program and its parts.
 
     Args:
         program: the `ModelFnProgram`.
-        store: the model's `VariableStore`.
-        training: the `Training` read from the TRAIN spec (None before).
-        metrics: `{name: keras.metrics.Metric}` of the EVAL spec, the
-            loss's (`"loss"`) first.
-
-    Attributes:
-        training, metrics: as given; set when a mode is built, read when a
-            step is traced.
+        parts: the model's `ModelParts` (store, training, metrics), read
+            when a step is traced.
 
     Example:
 
     ```python
-    steps = Steps(program, store, training, metrics)
-    variables = state_lib.variables_of(PREDICT, store, [], global_step)
-    jax.jit(steps.predict)(state_lib.read(variables), (features, None))
+    steps = Steps(program, parts)
+    state = state_lib.read(parts.variables(PREDICT))
+    jax.jit(steps.predict)(state, (features, None))
     ```
     """
 
-    def __init__(self, program, store, training=None, metrics=None):
+    def __init__(self, program, parts):
         self._program = program
-        self._store = store
-        self.training = training
-        self.metrics = {} if metrics is None else metrics
+        self._parts = parts
 
     def for_mode(self, mode):
         """The step function of `mode`."""
         return {TRAIN: self.train, EVAL: self.evaluate, PREDICT: self.predict}[mode]
 
     def _trained(self):
-        return self.training.variables if self.training else []
+        return self._parts.training.variables if self._parts.training else []
 
     def _run(self, mode, values, batch, step):
         """Runs `model_fn` with the variables bound to `values` (traced).
@@ -69,19 +61,19 @@ class Steps:
         Returns the spec and the new values of the non-trainable variables
         (layer updates such as BatchNormalization statistics).
         """
-        first, rest = state_lib.model_variables(self._store, mode, self._trained())
+        first, rest = state_lib.model_variables(self._parts.store, mode, self._trained())
         trainable, non_trainable = values
         features, labels = batch
         with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-            spec = self._program.call(self._store, features, labels, mode, step, building=False)
+            spec = self._program.call(self._parts.store, features, labels, mode, step, building=False)
             new_rest = _keras_internals.current_values(rest)
         return spec, new_rest
 
     def train(self, state, batch):
         """One training step: `(TrainState, batch) -> (TrainState, outputs)`."""
-        if self.training.by_assignment:
+        if self._parts.training.by_assignment:
             return self._train_by_assignment(state, batch)
-        optimizer = self.training.optimizer
+        optimizer = self._parts.training.optimizer
         step = state.optimizer[_index(optimizer.variables, optimizer.iterations)]
 
         def loss_fn(trainable):
@@ -106,14 +98,14 @@ class Steps:
 
     def _train_by_assignment(self, state, batch):
         """`train` for a TF1 `train_op`: `model_fn` runs twice (see `train_ops`)."""
-        first, rest = state_lib.model_variables(self._store, TRAIN, self._trained())
-        step_index = _index(rest, train_ops.global_step_variable(self._store))
+        first, rest = state_lib.model_variables(self._parts.store, TRAIN, self._trained())
+        step_index = _index(rest, train_ops.global_step_variable(self._parts.store))
         step = state.non_trainable[step_index]
         features, labels = batch
 
         def run(trainable, non_trainable):
             with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-                spec = self._program.call(self._store, features, labels, TRAIN, step, False)
+                spec = self._program.call(self._parts.store, features, labels, TRAIN, step, False)
                 values = _keras_internals.current_values(first + rest)
             outputs = {"loss": jnp.reshape(spec.loss, ()), "host_call": _host_call_tensors(spec)}
             return outputs, values
@@ -130,7 +122,7 @@ class Steps:
         count = jnp.asarray(program_lib.leading_dim(batch[0]), "float32")
         values = dict(program_lib.metric_values(spec), loss=jnp.reshape(spec.loss, ()))
         new_values, start = [], 0
-        for name, metric in self.metrics.items():
+        for name, metric in self._parts.metrics.items():
             value = values[name]
             if isinstance(value, MetricUpdate):
                 args, kwargs = value.args, value.kwargs
