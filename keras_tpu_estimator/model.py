@@ -1,19 +1,10 @@
 """`EstimatorModel`: a TPUEstimator `model_fn` as a Keras model.
 
 `model_fn(features, labels, mode, params, config)` returns a
-`TPUEstimatorSpec`; this model reads it as Keras's three steps:
-
-- `train_step`: the spec's `loss`, differentiated with respect to every
-  trainable variable the `model_fn` created, applied by the spec's
-  `train_op` (a Keras optimizer) or the compiled optimizer; or, for a TF1
-  `train_op` (`compat.v1` optimizers, `tf1.gradients` + `assign`), trained
-  by assignment (see `train_ops`);
-- `test_step`: the spec's `loss` and the metrics of `eval_metrics`;
-- `predict_step`: the spec's `predictions`.
-
-Each step is a pure JAX function of the variables' values, and
-`iterations_per_loop` (`steps_per_execution`) steps run as one compiled
-program, a `jax.lax.scan` over that many stacked batches.
+`TPUEstimatorSpec`; the engine (`keras_tpu_estimator.engine`) reads it as a
+pure JAX step per mode, and `iterations_per_loop` (`steps_per_execution`)
+steps run as one compiled program. This module is the Keras face: compile,
+fit, evaluate, predict, export, and the one chunk loop that drives them.
 """
 
 import time
@@ -27,7 +18,6 @@ from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
-from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import feed as feed_lib
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
@@ -132,14 +122,9 @@ class EstimatorModel(keras.Model):
         self._program = ModelFnProgram(model_fn, check_params(params), config, bool(use_tpu))
         self.distribution = distribute.distribution_for(config, use_tpu, layout_map)
         self.num_replicas = distribute.num_replicas(self.distribution)
-        self._batch_sizes = {}
-        for mode, value in (
-            (TRAIN, train_batch_size), (EVAL, eval_batch_size), (PREDICT, predict_batch_size)
-        ):
-            distribute.check_batch_size(feed_lib.BATCH_SIZE_NAMES[mode], value, self.num_replicas)
-            self._batch_sizes[mode] = value
         self._feed = feed_lib.Feed(
             self.distribution, config, self._program.params, bool(use_tpu),
+            {TRAIN: train_batch_size, EVAL: eval_batch_size, PREDICT: predict_batch_size},
             max_loop_bytes, max_resident_bytes,
         )
         self._parts = ModelParts(self._program, self.distribution)
@@ -148,8 +133,9 @@ class EstimatorModel(keras.Model):
             self.distribution,
         )
         self._schedule = loop_lib.LoopSchedule()
-        self.steps_per_execution = 1
-        self._set_iterations_per_loop(config.tpu_config.iterations_per_loop)
+        self.steps_per_execution = self._schedule.set_iterations_per_loop(
+            config.tpu_config.iterations_per_loop, 1
+        )
 
     # ------------------------------------------------------------------
     # Configuration.
@@ -199,13 +185,6 @@ class EstimatorModel(keras.Model):
     def align_loops_to(self, steps):
         self._schedule.align_to = steps
 
-    def _set_iterations_per_loop(self, value):
-        parsed = parse_iterations_per_loop(value)
-        if parsed.unit == "seconds":
-            self._schedule.seconds = parsed.value
-        else:
-            self.steps_per_execution = parsed.value
-
     def compile(self, optimizer=None, steps_per_execution=None, **kwargs):
         """Configures training.
 
@@ -241,10 +220,9 @@ class EstimatorModel(keras.Model):
         if steps_per_execution is None and strategy_lib.current_strategy() is not None:
             # Compiled under `TPUStrategy.scope()`: its `steps_per_run`.
             steps_per_execution = strategy_lib.current_strategy().steps_per_run
-        if steps_per_execution is not None:
-            self._schedule.seconds = None
-            self._set_iterations_per_loop(steps_per_execution)
         steps = self.steps_per_execution
+        if steps_per_execution is not None:
+            steps = self._schedule.set_iterations_per_loop(steps_per_execution, steps)
         super().compile(optimizer=optimizer, jit_compile=True)
         self.steps_per_execution = steps
 
@@ -288,7 +266,7 @@ class EstimatorModel(keras.Model):
         Returns:
             The input as a source that `fit`/`evaluate`/`predict` accept.
         """
-        source, batch_size = self._source(x, y, mode, batch_size)
+        source, batch_size = self._feed.source(x, y, mode, batch_size)
         self.build_from_batch(mode, source.sample(batch_size))
         return source
 
@@ -347,12 +325,6 @@ class EstimatorModel(keras.Model):
                 break
             chunk = next(chunks, None)
 
-    def _source(self, x, y, mode, batch_size):
-        """The input as a source, and the global batch size checked."""
-        batch_size = batch_size or self._batch_sizes[mode]
-        source = self._feed.source(x, y, mode, batch_size)
-        return source, self._feed.check_batch_size(mode, batch_size, source)
-
     def _first_chunk(self, chunks, mode, resident=None):
         """Peeks the first chunk and builds `mode` from it (None if empty)."""
         first = next(chunks, None)
@@ -405,7 +377,7 @@ class EstimatorModel(keras.Model):
         """
         if not self.compiled:
             raise ValueError("You must call `compile()` before `fit()`.")
-        source, batch_size = self._source(x, y, TRAIN, batch_size)
+        source, batch_size = self._feed.source(x, y, TRAIN, batch_size)
         self._feed.check_training_source(source, steps_per_epoch)
         callbacks = logs_lib.callback_list(
             callbacks, self, verbose,
@@ -511,7 +483,7 @@ class EstimatorModel(keras.Model):
             The loss and metrics: a dict with `return_dict`, else a list
             (`loss` first) or the loss alone when there are no metrics.
         """
-        source, batch_size = self._source(x, y, EVAL, batch_size)
+        source, batch_size = self._feed.source(x, y, EVAL, batch_size)
         callbacks = logs_lib.callback_list(
             callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )
@@ -554,7 +526,7 @@ class EstimatorModel(keras.Model):
 
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
-        source, batch_size = self._source(x, None, PREDICT, batch_size)
+        source, batch_size = self._feed.source(x, None, PREDICT, batch_size)
         callbacks = logs_lib.callback_list(
             callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
         )

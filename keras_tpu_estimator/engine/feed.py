@@ -33,22 +33,45 @@ class Feed:
         params: the user's params (an `input_fn` receives them, with
             `batch_size` and `context`).
         use_tpu: whether the model runs on the accelerators.
+        batch_sizes: `{mode: global batch size or None}`, the defaults.
         max_loop_bytes: the most input bytes one loop may stack.
         max_resident_bytes: the most bytes of training arrays placed on
             every device once (0 turns it off).
+
+    Raises:
+        ValueError: for a batch size that does not divide over the replicas.
     """
 
-    def __init__(self, distribution, config, params, use_tpu, max_loop_bytes, max_resident_bytes):
+    def __init__(self, distribution, config, params, use_tpu, batch_sizes, max_loop_bytes,
+                 max_resident_bytes):
         self.distribution = distribution
         self.num_replicas = distribute.num_replicas(distribution)
+        for mode, batch_size in batch_sizes.items():
+            distribute.check_batch_size(BATCH_SIZE_NAMES[mode], batch_size, self.num_replicas)
+        self._batch_sizes = dict(batch_sizes)
         self._config = config
         self._params = params
         self._use_tpu = use_tpu
         self.max_loop_bytes = max_loop_bytes
         self.max_resident_bytes = max_resident_bytes
 
-    def source(self, x, y, mode, batch_size):
-        """The input as a source of this process's rows of each batch."""
+    def source(self, x, y, mode, batch_size=None):
+        """The input as a source of this process's rows of each batch.
+
+        Args:
+            x: an `input_fn`, a dataset, or arrays.
+            y: labels, when `x` holds features as arrays.
+            mode: a `ModeKeys` value.
+            batch_size: the global batch size; defaults to the mode's.
+
+        Returns:
+            `(source, batch_size)`, the batch size checked.
+        """
+        batch_size = batch_size or self._batch_sizes[mode]
+        source = self._source(x, y, mode, batch_size)
+        return source, self.check_batch_size(mode, batch_size, source)
+
+    def _source(self, x, y, mode, batch_size):
         if not callable(x) or inputs_lib.is_dataset(x):
             return inputs_lib.as_source(x, y, mode=mode, config=self._config)
         plan = context_lib.plan_input(

@@ -16,6 +16,7 @@ per-step outputs stacked. Three kinds:
 
 import jax
 
+from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -153,6 +154,24 @@ class LoopSchedule:
         self.seconds = seconds
         self.align_to = None
         self._timed_once = False
+
+    def set_iterations_per_loop(self, value, steps):
+        """Applies an `iterations_per_loop`: a step count, or a time (`"30s"`).
+
+        Args:
+            value: the `iterations_per_loop` (or `steps_per_execution`).
+            steps: the steps per loop until then.
+
+        Returns:
+            The steps per loop: `value`'s count, or `steps` for a time (the
+            loops are then sized from the second loop's time).
+        """
+        parsed = parse_iterations_per_loop(value)
+        if parsed.unit == "seconds":
+            self.seconds = parsed.value
+            return steps
+        self.seconds = None
+        return parsed.value
 
     def length(self, steps, global_step):
         """The steps of the loop starting at `global_step`, at most `steps`."""
