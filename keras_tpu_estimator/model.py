@@ -128,6 +128,9 @@ class EstimatorModel(keras.Model):
             max_loop_bytes, max_resident_bytes,
         )
         self._parts = ModelParts(self._program, self.distribution)
+        # Tracked by Keras: `model.variables`, `save_weights` and export see them.
+        self.store = self._parts.store
+        self._eval_metrics = dict(self._parts.metrics)
         self._runner = loop_lib.LoopRunner(
             steps_lib.Steps(self._program, self._parts), self._parts, self._feed.gather,
             self.distribution,
@@ -156,9 +159,20 @@ class EstimatorModel(keras.Model):
         return self._program.config
 
     @property
-    def store(self):
-        """The `VariableStore` of the layers and variables `model_fn` created."""
-        return self._parts.store
+    def distribution(self):
+        """The `keras.distribution` the variables and batches are laid out by.
+
+        Derived from the config (`distribute.distribution_for`); another may
+        be set before the model is built.
+        """
+        return self._distribution
+
+    @distribution.setter
+    def distribution(self, distribution):
+        self._distribution = distribution
+        for part in ("_feed", "_parts", "_runner"):
+            if hasattr(self, part):
+                getattr(self, part).distribution = distribution
 
     @property
     def train_optimizer(self):
@@ -278,6 +292,7 @@ class EstimatorModel(keras.Model):
         twice does nothing.
         """
         if self._parts.build(mode, batch, getattr(self, "optimizer", None)):
+            self._eval_metrics = dict(self._parts.metrics)  # Tracked by Keras.
             if self._parts.optimizer is not None:
                 # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
                 self.optimizer = self._parts.optimizer

@@ -735,3 +735,9 @@ def test_model_fn_tensors_carry_a_name_in_every_pass(train_op):
         for mode in (kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT)
         for name in (("x", "labels") if mode != kte.ModeKeys.PREDICT else ("x",))
     }
+
+
+def test_keras_sees_the_store_variables_as_the_model_weights():
+    model = make_model()
+    model.fit(make_data(), verbose=0)
+    assert {id(v) for v in model.weights} == {id(v) for v in model.store.variables}

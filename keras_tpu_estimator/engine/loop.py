@@ -100,7 +100,7 @@ class LoopRunner:
         self._steps = steps
         self._parts = parts
         self._gather = gather
-        self._distribution = distribution
+        self.distribution = distribution
         self._programs = LoopPrograms()
 
     def run(self, mode, chunk, resident=None):
@@ -116,7 +116,7 @@ class LoopRunner:
             (mode, kind), self._steps.for_mode(mode), kind,
             gather=self._gather, donate=mode == ModeKeys.TRAIN,
         )
-        with self._distribution.scope():
+        with self.distribution.scope():
             variables = self._parts.variables(mode)
             state = state_lib.read(variables)
             if resident is not None:

@@ -24,6 +24,7 @@ class ModelParts:
         distribution: the `keras.distribution` the variables are laid out by.
 
     Attributes:
+        distribution: as given.
         store: the `VariableStore` of the model's layers and variables.
         global_step: the `GlobalStep`.
         training: the `Training` read from the TRAIN spec, once built.
@@ -43,7 +44,7 @@ class ModelParts:
 
     def __init__(self, program, distribution):
         self._program = program
-        self._distribution = distribution
+        self.distribution = distribution
         self.store = store_lib.VariableStore()
         self.global_step = state_lib.GlobalStep()
         self.training = None
@@ -73,7 +74,7 @@ class ModelParts:
         """
         if mode in self.built_modes:
             return False
-        with self._distribution.scope():
+        with self.distribution.scope():
             built = self._program.build(
                 self.store, mode, batch, program_lib.dtype_name(self.global_step.value),
                 compiled_optimizer, self.metrics,
@@ -84,7 +85,7 @@ class ModelParts:
             if built.training is not None and self.training is None:
                 self._start_training(built.training)
         if not self.built_modes:
-            distribute.warn_unmatched_rules(self._distribution, self.store.variables)
+            distribute.warn_unmatched_rules(self.distribution, self.store.variables)
         self.built_modes.add(mode)
         return True
 
