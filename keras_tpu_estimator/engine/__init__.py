@@ -1,0 +1,11 @@
+"""The JAX side of `EstimatorModel`: from `model_fn` to compiled loops.
+
+- `program`: calls and builds `model_fn`; reads each spec into plain values.
+- `parts`: what building the modes made (store, global step, training, metrics).
+- `state`: the named per-mode states and the one global-step holder.
+- `steps`: the pure steps `(state, batch) -> (state, outputs)`.
+- `loop`: loop programs, compiled once per key; the runner; the schedule.
+- `feed` and `placement`: input to placed, prefetched chunks.
+- `host_call`: the spec's `host_call`, run on the host after each loop.
+- `logs`: what callbacks are told after each loop.
+"""
