@@ -71,12 +71,17 @@ class EstimatorModel(keras.Model):
             Dense/Conv kernels and Embedding tables (see
             `kte.distribute.default_layout`). Rules that match no variable
             are reported with a warning.
+        device_loop: how the steps of a loop run: `"scan"` (one compiled
+            program per loop), `"host"` (one compiled step, called once per
+            step) or `"auto"` (the default: `"host"` on CPU for a model with
+            convolutions, which XLA:CPU runs slowly inside a loop, else
+            `"scan"`). See `kte.engine.loop.LoopRunner`.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Raises:
         ValueError: for a `model_fn` with unexpected arguments, reserved
-            `params` keys, or a batch size that does not divide over the
-            replicas.
+            `params` keys, a batch size that does not divide over the
+            replicas, or another `device_loop`.
 
     Example:
 
@@ -109,6 +114,7 @@ class EstimatorModel(keras.Model):
         max_loop_bytes=_DEFAULT_LOOP_BYTES,
         max_resident_bytes=_DEFAULT_RESIDENT_BYTES,
         layout_map=None,
+        device_loop="auto",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -133,7 +139,7 @@ class EstimatorModel(keras.Model):
         self._eval_metrics = dict(self._parts.metrics)
         self._runner = loop_lib.LoopRunner(
             steps_lib.Steps(self._program, self._parts), self._parts, self._feed.gather,
-            self.distribution,
+            self.distribution, device_loop,
         )
         self._schedule = loop_lib.LoopSchedule()
         self.steps_per_execution = self._schedule.set_iterations_per_loop(

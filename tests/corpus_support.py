@@ -132,19 +132,25 @@ def variable_differences(ours, theirs):
     return worst
 
 
-def trajectory_differences(name, program_dir, work):
+def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off"):
     """Runs `name`'s 30-step trajectory on the converted `program_dir`.
+
+    Args:
+        variant: the TensorFlow 2.15 trajectory compared with: by default the
+            one with oneDNN kernels off (what XLA:CPU computes inside a
+            loop); `"trajectory"`, TensorFlow's default (oneDNN on: what
+            XLA:CPU computes for a convolution outside a loop, as the host
+            loop of a convolutional model on CPU runs it).
 
     Returns:
         `(loss, variables)`: the largest relative difference per step of the
-        loss, and over the named variables, from TensorFlow 2.15 with its
-        oneDNN kernels off (which computes what XLA:CPU computes).
+        loss, and over the named variables, from that trajectory.
     """
     init = CORPUS / "reference" / "trajectories" / "init" / name
     init = init / ("bert_model.ckpt" if name == "bert" else "model.ckpt")
     ours = parity(name, program_dir, init, pathlib.Path(work) / "trajectory.json",
                   pathlib.Path(work) / "parity")
-    reference_ = reference(name, "tf215_onednn_off")
+    reference_ = reference(name, variant)
     assert len(ours["loss"]) == len(reference_["loss"]) == 30
     return (max(relative_loss_differences(ours, reference_)),
             variable_differences(ours, reference_))

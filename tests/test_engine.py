@@ -200,3 +200,92 @@ def test_loop_of_reads_the_loop_from_logs(logs, expected):
         assert loop is None
     else:
         assert loop[0] == expected[0] and list(loop[1]) == expected[1]
+
+
+class CompileCounter:
+    """Counts XLA compilations (JAX's compile-duration events) inside a block."""
+
+    def __enter__(self):
+        self.count = 0
+        self._listener = lambda event, seconds, **kwargs: self._record(event)
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def _record(self, event):
+        if event == "/jax/core/compile/backend_compile_duration":
+            self.count += 1
+
+    def __exit__(self, *exc):
+        jax.monitoring.unregister_event_duration_listener(self._listener)
+
+
+def conv_fn(features, labels, mode, params):
+    x = kte.get_or_create_layer("conv", lambda: keras.layers.Conv2D(2, 3))(features)
+    logits = kte.get_or_create_layer("out", lambda: keras.layers.Dense(1))(
+        keras.ops.reshape(x, (x.shape[0], -1)))
+    loss = keras.ops.mean(keras.ops.square(logits[:, 0] - labels))
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.01))
+
+
+def fit_model(model_fn, x, y, loop=4, **kwargs):
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=loop))
+    model = kte.EstimatorModel(model_fn, config=config, train_batch_size=8, **kwargs)
+    model.compile()
+    model.fit((x, y), verbose=0)
+    return model
+
+
+def dense_data(n=8 * 8):
+    x = np.random.default_rng(0).normal(size=(n, 2)).astype("float32")
+    return x, x.sum(axis=1)
+
+
+def image_data(n=8 * 6):
+    x = np.random.default_rng(0).normal(size=(n, 5, 5, 1)).astype("float32")
+    return x, x.mean(axis=(1, 2, 3))
+
+
+@pytest.mark.parametrize("device_loop", ["scan", "host"])
+def test_a_loop_fed_by_a_loops_outputs_does_not_recompile(device_loop):
+    x, y = dense_data(8 * 8)
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=4))
+    model = kte.EstimatorModel(linear_fn, config=config, train_batch_size=8,
+                               device_loop=device_loop)
+    model.compile()
+    model.fit((x, y), steps_per_epoch=4, verbose=0)  # One loop: compiles it.
+    with CompileCounter() as compiles:
+        model.fit((x, y), verbose=0)  # Two loops, the state from a loop's outputs.
+    assert compiles.count == 0
+
+
+def test_a_host_loop_compiles_one_step_for_loops_of_any_length():
+    with CompileCounter() as compiles:
+        fit_model(linear_fn, *dense_data(8 * 7), loop=3, device_loop="host")  # Loops 3, 3, 1.
+    model_compiles = compiles.count
+    with CompileCounter() as compiles:
+        fit_model(linear_fn, *dense_data(8 * 5), loop=3, device_loop="host")  # Loops 3, 2.
+    assert compiles.count <= model_compiles
+
+
+@pytest.mark.parametrize(
+    "model_fn, data, expected",
+    [(conv_fn, image_data, loop_lib.HOST), (linear_fn, dense_data, loop_lib.SCAN)],
+)
+def test_auto_runs_convolutional_models_on_a_cpu_host_loop(model_fn, data, expected):
+    model = fit_model(model_fn, *data())
+    assert model._runner.loop_kind(TRAIN, None) == expected
+
+
+def test_host_and_scan_loops_train_alike():
+    x, y = image_data()
+    keras.utils.set_random_seed(1)
+    host = fit_model(conv_fn, x, y, device_loop="host")
+    keras.utils.set_random_seed(1)
+    scan = fit_model(conv_fn, x, y, device_loop="scan")
+    for a, b in zip(host.store.variables, scan.store.variables):
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-4, atol=1e-5)
+
+
+def test_an_unknown_device_loop_is_refused():
+    with pytest.raises(ValueError, match="`device_loop` must be one of"):
+        kte.EstimatorModel(linear_fn, device_loop="unrolled")

@@ -15,12 +15,19 @@ per-step outputs stacked. Three kinds:
 """
 
 import jax
+import numpy as np
 
 from keras_tpu_estimator.config import parse_iterations_per_loop
+from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
 
-STACKED, INDEXED, SINGLE = "stacked", "indexed", "single"
+STACKED, INDEXED, SINGLE, GATHERED = "stacked", "indexed", "single", "gathered"
+
+# How a chunk's steps run: one compiled scan over them, or a host loop
+# calling a compiled single step once per step; AUTO picks per mode.
+SCAN, HOST, AUTO = "scan", "host", "auto"
+DEVICE_LOOPS = (AUTO, SCAN, HOST)
 
 
 def loop_program(step, kind, gather=None):
@@ -44,7 +51,12 @@ def loop_program(step, kind, gather=None):
         return program
     if kind == SINGLE:
         return step
-    raise ValueError(f"`kind` must be one of {STACKED!r}, {INDEXED!r}, {SINGLE!r}. Received: {kind!r}")
+    if kind == GATHERED:
+        return lambda state, data, rows: step(state, gather(data, rows))
+    raise ValueError(
+        f"`kind` must be one of {STACKED!r}, {INDEXED!r}, {SINGLE!r}, {GATHERED!r}. "
+        f"Received: {kind!r}"
+    )
 
 
 class LoopPrograms:
@@ -89,25 +101,76 @@ class LoopRunner:
     after it (not after PREDICT, which changes none); a TRAIN loop donates
     its input state.
 
+    How the steps of a chunk run (`device_loop`):
+
+    - `SCAN`: one compiled `lax.scan` over the chunk's steps, the fastest on
+      TPU and GPU: the host waits once per loop.
+    - `HOST`: a Python loop calling one compiled step per step. XLA:CPU runs
+      convolutions inside a loop body several times slower than in a plain
+      program (jax-ml/jax#12868); on CPU a convolutional model is about 7x
+      faster this way (`benchmarks/`), a dense one about 4% slower.
+    - `AUTO` (the default): `HOST` on CPU devices for a step that holds a
+      convolution, else `SCAN`; decided once per mode, from the step's jaxpr.
+
     Args:
         steps: the model's `Steps`.
         parts: the model's `ModelParts` (the variables of each mode).
         gather: `gather(data, rows)` for chunks of indices into resident data.
         distribution: the model's `keras.distribution`.
+        device_loop: `"auto"`, `"scan"` or `"host"`.
+
+    Raises:
+        ValueError: for another `device_loop`.
     """
 
-    def __init__(self, steps, parts, gather, distribution):
+    def __init__(self, steps, parts, gather, distribution, device_loop=AUTO):
+        if device_loop not in DEVICE_LOOPS:
+            raise ValueError(
+                f"`device_loop` must be one of {list(DEVICE_LOOPS)}. Received: "
+                f"device_loop={device_loop!r}"
+            )
         self._steps = steps
         self._parts = parts
         self._gather = gather
         self.distribution = distribution
+        self.device_loop = device_loop
+        self._chosen = {}
         self._programs = LoopPrograms()
+
+    def loop_kind(self, mode, chunk, resident=None):
+        """`SCAN` or `HOST`: how `mode`'s chunks run (see the class)."""
+        if self.device_loop != AUTO:
+            return self.device_loop
+        if mode not in self._chosen:
+            devices = self.distribution.device_mesh.backend_mesh.devices.flat
+            on_cpu = all(d.platform == "cpu" for d in devices)
+            self._chosen[mode] = HOST if on_cpu and self._convolves(mode, chunk, resident) else SCAN
+        return self._chosen[mode]
+
+    def _convolves(self, mode, chunk, resident):
+        """Whether `mode`'s step holds a convolution (traced, not compiled)."""
+        step = self._steps.for_mode(mode)
+        abstract = lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype)  # noqa: E731
+        state = jax.tree.map(abstract, state_lib.read(self._parts.variables(mode)))
+        if resident is not None:
+            args = (jax.tree.map(abstract, resident),
+                    jax.ShapeDtypeStruct(chunk.data.shape[1:], chunk.data.dtype))
+            step = loop_program(step, GATHERED, self._gather)
+        elif chunk.stacked:
+            args = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), chunk.data),)
+        else:
+            args = (jax.tree.map(abstract, chunk.data),)
+        with self.distribution.scope():
+            jaxpr = jax.make_jaxpr(step)(state, *args)
+        return "conv_general_dilated" in str(jaxpr)
 
     def run(self, mode, chunk, resident=None):
         """Runs `chunk` (an `inputs.Chunk`) in `mode`; returns the per-step outputs.
 
         With `resident` data, the chunk holds example indices into it.
         """
+        if chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST:
+            return self._run_on_host(mode, chunk, resident)
         if resident is not None:
             kind = INDEXED
         else:
@@ -118,7 +181,7 @@ class LoopRunner:
         )
         with self.distribution.scope():
             variables = self._parts.variables(mode)
-            state = state_lib.read(variables)
+            state = placement.canonical_shardings(state_lib.read(variables))
             if resident is not None:
                 state, outputs = program(state, resident, chunk.data)
             else:
@@ -126,6 +189,29 @@ class LoopRunner:
             if mode != ModeKeys.PREDICT:
                 state_lib.write(variables, state)
         return outputs
+
+
+    def _run_on_host(self, mode, chunk, resident):
+        """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
+        kind = SINGLE if resident is None else GATHERED
+        program = self._programs.get(
+            (mode, kind), self._steps.for_mode(mode), kind,
+            gather=self._gather, donate=mode == ModeKeys.TRAIN,
+        )
+        with self.distribution.scope():
+            variables = self._parts.variables(mode)
+            state = placement.canonical_shardings(state_lib.read(variables))
+            outputs = []
+            for i in range(chunk.steps):
+                batch = jax.tree.map(lambda a: a[i], chunk.data)
+                if resident is not None:
+                    state, out = program(state, resident, batch)
+                else:
+                    state, out = program(state, batch)
+                outputs.append(out)
+            if mode != ModeKeys.PREDICT:
+                state_lib.write(variables, state)
+        return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outputs)
 
 
 class LoopSchedule:

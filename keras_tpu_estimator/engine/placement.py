@@ -153,3 +153,25 @@ def put_replicated(tree, distribution):
     sharding = NamedSharding(distribution.device_mesh.backend_mesh, PartitionSpec())
     return jax.tree.map(lambda a: jax.device_put(a, sharding), tree)
 
+
+
+def canonical_shardings(tree):
+    """`tree` with each `NamedSharding` spelled one way: no trailing `None`s.
+
+    `P(None,)` and `P()` lay an array out alike, but a compiled program
+    keyed on one recompiles for the other; outputs come back in the short
+    form, so inputs are given in it too.
+    """
+
+    def one(array):
+        sharding = getattr(array, "sharding", None)
+        if not isinstance(sharding, NamedSharding):
+            return array
+        spec = tuple(sharding.spec)
+        while spec and spec[-1] is None:
+            spec = spec[:-1]
+        if spec == tuple(sharding.spec):
+            return array
+        return jax.device_put(array, NamedSharding(sharding.mesh, PartitionSpec(*spec)))
+
+    return jax.tree.map(one, tree)
