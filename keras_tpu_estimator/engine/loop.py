@@ -169,10 +169,9 @@ class LoopRunner:
 
         With `resident` data, the chunk holds example indices into it.
         """
-        host = chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST
-        if host:
-            kind = SINGLE if resident is None else GATHERED
-        elif resident is not None:
+        if chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST:
+            return self._run_on_host(mode, chunk, resident)
+        if resident is not None:
             kind = INDEXED
         else:
             kind = STACKED if chunk.stacked else SINGLE
@@ -180,22 +179,38 @@ class LoopRunner:
             (mode, kind), self._steps.for_mode(mode), kind,
             gather=self._gather, donate=mode == ModeKeys.TRAIN,
         )
-        data = () if resident is None else (resident,)
-        if host:  # One call per step, on that step's batch.
-            batches = [jax.tree.map(lambda a: a[i], chunk.data) for i in range(chunk.steps)]
-        else:
-            batches = [chunk.data]
+        with self.distribution.scope():
+            variables = self._parts.variables(mode)
+            state = placement.canonical_shardings(state_lib.read(variables))
+            if resident is not None:
+                state, outputs = program(state, resident, chunk.data)
+            else:
+                state, outputs = program(state, chunk.data)
+            if mode != ModeKeys.PREDICT:
+                state_lib.write(variables, state)
+        return outputs
+
+
+    def _run_on_host(self, mode, chunk, resident):
+        """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
+        kind = SINGLE if resident is None else GATHERED
+        program = self._programs.get(
+            (mode, kind), self._steps.for_mode(mode), kind,
+            gather=self._gather, donate=mode == ModeKeys.TRAIN,
+        )
         with self.distribution.scope():
             variables = self._parts.variables(mode)
             state = placement.canonical_shardings(state_lib.read(variables))
             outputs = []
-            for batch in batches:
-                state, output = program(state, *data, batch)
-                outputs.append(output)
+            for i in range(chunk.steps):
+                batch = jax.tree.map(lambda a: a[i], chunk.data)
+                if resident is not None:
+                    state, out = program(state, resident, batch)
+                else:
+                    state, out = program(state, batch)
+                outputs.append(out)
             if mode != ModeKeys.PREDICT:
                 state_lib.write(variables, state)
-        if not host:
-            return outputs[0]
         return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outputs)
 
 
