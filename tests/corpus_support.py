@@ -137,10 +137,9 @@ def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off"):
 
     Args:
         variant: the TensorFlow 2.15 trajectory compared with: by default the
-            one with oneDNN kernels off (what XLA:CPU computes inside a
-            loop); `"trajectory"`, TensorFlow's default (oneDNN on: what
-            XLA:CPU computes for a convolution outside a loop, as the host
-            loop of a convolutional model on CPU runs it).
+            one with oneDNN kernels off; `"trajectory"`, TensorFlow's
+            default (oneDNN on), which ResNet's convolutions follow when run
+            as a host loop on CPU.
 
     Returns:
         `(loss, variables)`: the largest relative difference per step of the
