@@ -39,6 +39,19 @@ class Chunk(collections.namedtuple("Chunk", ["data", "steps", "size", "stacked"]
     """
 
 
+def pad_steps(chunk, steps):
+    """`chunk` with its stacked batches padded to `steps` (copies of the last).
+
+    The chunk's `steps` stays the number of real steps: a loop runs those
+    and skips the rest (`engine.loop`), through the program compiled for
+    the full length.
+    """
+    length = len(jax.tree.leaves(chunk.data)[0])
+    if not chunk.stacked or length >= steps:
+        return chunk
+    return chunk._replace(data=_pad_rows(chunk.data, steps - length))
+
+
 def is_dataset(x):
     return type(x).__module__.startswith("tensorflow") and hasattr(x, "as_numpy_iterator")
 

@@ -346,6 +346,10 @@ class EstimatorModel(keras.Model):
                 break
             chunk = next(chunks, None)
 
+    def _loop_length(self, steps):
+        """The length of a call's loop program: shorter loops are padded to it."""
+        return min(self.steps_per_execution, steps) if steps else self.steps_per_execution
+
     def _first_chunk(self, chunks, mode, resident=None):
         """Peeks the first chunk and builds `mode` from it (None if empty)."""
         first = next(chunks, None)
@@ -400,10 +404,9 @@ class EstimatorModel(keras.Model):
             raise ValueError("You must call `compile()` before `fit()`.")
         source, batch_size = self._feed.source(x, y, TRAIN, batch_size)
         self._feed.check_training_source(source, steps_per_epoch)
+        epoch_steps = steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True)
         callbacks = logs_lib.callback_list(
-            callbacks, self, verbose,
-            steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True),
-            add_history=True, epochs=epochs,
+            callbacks, self, verbose, epoch_steps, add_history=True, epochs=epochs
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
@@ -415,6 +418,7 @@ class EstimatorModel(keras.Model):
                 source, batch_size,
                 lambda position: self._schedule.length(self.steps_per_execution, start + position),
                 shuffle=shuffle, max_steps=steps_per_epoch, rng=rng, resident=resident,
+                pad_to=self._loop_length(epoch_steps),
             )
 
         # Build before any callback runs: callbacks see `model.optimizer`.
@@ -505,13 +509,13 @@ class EstimatorModel(keras.Model):
             (`loss` first) or the loss alone when there are no metrics.
         """
         source, batch_size = self._feed.source(x, y, EVAL, batch_size)
-        callbacks = logs_lib.callback_list(
-            callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
-        )
+        steps = steps or feed_lib.steps_of(source, batch_size)
+        callbacks = logs_lib.callback_list(callbacks, self, verbose, steps, epochs=1)
         self.stop_evaluating = False
         callbacks.on_test_begin()
         chunks = self._feed.chunks(
-            source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps
+            source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps,
+            pad_to=self._loop_length(steps),
         )
         with chunks:
             first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
@@ -548,13 +552,13 @@ class EstimatorModel(keras.Model):
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
         source, batch_size = self._feed.source(x, None, PREDICT, batch_size)
-        callbacks = logs_lib.callback_list(
-            callbacks, self, verbose, steps or feed_lib.steps_of(source, batch_size), epochs=1
-        )
+        steps = steps or feed_lib.steps_of(source, batch_size)
+        callbacks = logs_lib.callback_list(callbacks, self, verbose, steps, epochs=1)
         self.stop_predicting = False
         callbacks.on_predict_begin()
         chunks = self._feed.chunks(
-            source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps
+            source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps,
+            pad_to=self._loop_length(steps),
         )
 
         def loop_logs(chunk, outputs, steps, seconds):

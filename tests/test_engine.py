@@ -124,10 +124,31 @@ def test_a_stacked_loop_is_one_scan():
         return total + x.sum(), x.sum()
 
     program = loop_lib.loop_program(step, loop_lib.STACKED)
-    text = jax.jit(program).lower(jnp.zeros(()), jnp.ones((5, 3))).as_text()
+    text = jax.jit(program).lower(jnp.zeros(()), jnp.ones((5, 3)), 5).as_text()
     assert text.count("stablehlo.while") == 1
-    total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)))
+    total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)), 5)
     assert float(total) == 15 and per_step.shape == (5,)
+
+
+def test_a_loop_skips_its_steps_from_count_on():
+    def step(total, x):
+        return total + x.sum(), x.sum()
+
+    program = jax.jit(loop_lib.loop_program(step, loop_lib.STACKED))
+    total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)), np.int32(2))
+    assert float(total) == 6
+    np.testing.assert_array_equal(per_step, [3.0, 3.0, 0.0, 0.0, 0.0])
+
+
+def test_a_loop_traces_its_step_once():
+    traces = []
+
+    def step(total, x):
+        traces.append(1)
+        return total + x.sum(), x.sum()
+
+    jax.jit(loop_lib.loop_program(step, loop_lib.STACKED))(jnp.zeros(()), jnp.ones((5, 3)), 5)
+    assert len(traces) == 1
 
 
 def test_an_indexed_loop_gathers_each_steps_rows():
@@ -136,7 +157,7 @@ def test_an_indexed_loop_gathers_each_steps_rows():
 
     program = loop_lib.loop_program(step, loop_lib.INDEXED, gather=lambda data, rows: data[rows])
     data = jnp.arange(6.0)
-    total, per_step = program(jnp.zeros(()), data, jnp.array([[0, 1], [4, 5]]))
+    total, per_step = program(jnp.zeros(()), data, jnp.array([[0, 1], [4, 5]]), 2)
     np.testing.assert_array_equal(per_step, [1.0, 9.0])
 
 
@@ -149,7 +170,7 @@ def test_loop_programs_compile_once_per_key():
 
     programs = loop_lib.LoopPrograms()
     for _ in range(3):
-        programs.get("k", step, loop_lib.STACKED)(jnp.zeros(()), jnp.ones((2,)))
+        programs.get("k", step, loop_lib.STACKED)(jnp.zeros(()), jnp.ones((2,)), 2)
     assert len(traces) == 1
 
 
@@ -256,6 +277,33 @@ def test_a_loop_fed_by_a_loops_outputs_does_not_recompile(device_loop):
     with CompileCounter() as compiles:
         model.fit((x, y), verbose=0)  # Two loops, the state from a loop's outputs.
     assert compiles.count == 0
+
+
+def test_short_and_checkpoint_cut_loops_run_through_the_compiled_program():
+    x, y = dense_data(8 * 8)
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=4))
+    model = kte.EstimatorModel(linear_fn, config=config, train_batch_size=8,
+                               eval_batch_size=8, device_loop="scan")
+    model.compile()
+    model.fit((x, y), steps_per_epoch=4, verbose=0)  # Compiles the 4-step loop.
+    model.evaluate((x, y), steps=4, verbose=0)
+    with CompileCounter() as compiles:
+        model.fit((x, y), steps_per_epoch=7, verbose=0)  # Loops of 4 and 3.
+        model.align_loops_to = 6  # From step 11: loops of 1, 4, 2 and 1.
+        model.fit((x, y), steps_per_epoch=8, verbose=0)
+        model.evaluate((x, y), steps=7, verbose=0)  # Loops of 4 and 3.
+    assert compiles.count == 0
+    assert model.global_step == 19
+
+
+def test_a_padded_loop_trains_as_its_steps_alone():
+    x, y = dense_data(8 * 8)
+    keras.utils.set_random_seed(1)
+    padded = fit_model(linear_fn, x[:56], y[:56], loop=4, device_loop="scan")  # 4 + 3 (of 4).
+    keras.utils.set_random_seed(1)
+    whole = fit_model(linear_fn, x[:56], y[:56], loop=7, device_loop="scan")
+    for a, b in zip(padded.store.variables, whole.store.variables):
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-6)
 
 
 def test_a_host_loop_compiles_one_step_for_loops_of_any_length():

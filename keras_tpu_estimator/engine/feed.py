@@ -116,7 +116,8 @@ class Feed:
                 "The training input is endless (repeated): give `steps_per_epoch`."
             )
 
-    def training_chunks(self, source, batch_size, steps, *, shuffle, max_steps, rng, resident):
+    def training_chunks(self, source, batch_size, steps, *, shuffle, max_steps, rng, resident,
+                        pad_to=None):
         """The chunks of one training epoch (full batches only).
 
         Args:
@@ -130,6 +131,7 @@ class Feed:
             rng: the numpy generator of the shuffles.
             resident: the arrays `resident` placed, or None; chunks then hold
                 example indices into them.
+            pad_to: the loop length that shorter chunks are padded to.
         """
         options = {}
         if isinstance(source, inputs_lib.BatchSource):
@@ -138,7 +140,7 @@ class Feed:
             options["indices"] = True
         return self.chunks(
             source, ModeKeys.TRAIN, batch_size, steps, inputs_lib.DROP,
-            shuffle=shuffle, max_steps=max_steps, rng=rng, **options,
+            shuffle=shuffle, max_steps=max_steps, rng=rng, pad_to=pad_to, **options,
         )
 
     def resident(self, source):
@@ -160,7 +162,7 @@ class Feed:
         )
         return jax.tree.map(jax.lax.with_sharding_constraint, batch, shardings)
 
-    def chunks(self, source, mode, batch_size, steps, remainder, **kwargs):
+    def chunks(self, source, mode, batch_size, steps, remainder, pad_to=None, **kwargs):
         """Chunks of `source` placed on the devices, prefetched.
 
         Args:
@@ -170,6 +172,9 @@ class Feed:
             steps: steps per chunk, or `steps(position)`.
             remainder: what a final short batch does (`inputs.DROP`,
                 `EXACT` or `PAD`).
+            pad_to: a loop length: shorter chunks of stacked batches are
+                padded to it (at most what `max_loop_bytes` allows), so that
+                they run through the program of that length.
             **kwargs: passed to the source's `chunks`.
 
         Returns:
@@ -183,6 +188,10 @@ class Feed:
         partition_dims = self._config.tpu_config.input_partition_dims
 
         def place(chunk):
+            if pad_to and chunk.stacked:
+                one = jax.tree.map(lambda a: a[0], chunk.data)
+                length = inputs_lib.steps_within_budget(pad_to, one, self.max_loop_bytes)
+                chunk = inputs_lib.pad_steps(chunk, length)
             data = chunk.data
             if mode == ModeKeys.PREDICT and isinstance(data, tuple):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.

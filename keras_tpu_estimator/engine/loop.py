@@ -2,12 +2,18 @@
 
 A loop program runs a step `(state, batch) -> (state, outputs)` over a
 chunk of batches as one `jax.lax.scan`, and returns the final state and the
-per-step outputs stacked. Three kinds:
+per-step outputs stacked. Kinds:
 
 - `STACKED`: a scan over batches stacked on a leading axis;
 - `INDEXED`: a scan over example indices into data resident on the devices;
   each step gathers its rows (`gather(data, rows)`);
-- `SINGLE`: one step on one batch.
+- `SINGLE`: one step on one batch;
+- `GATHERED`: one step on the rows of resident data.
+
+A scan program takes the number of steps to run, `count`, as an argument:
+it skips the steps of the chunk from `count` on. A short loop (the last of
+a run, or one cut at a checkpoint step) runs its chunk padded to the loop's
+length through the program already compiled, instead of compiling another.
 
 `LoopPrograms` compiles each program once per key and keeps it;
 `LoopRunner` runs a chunk of a model's steps over its variables;
@@ -15,6 +21,7 @@ per-step outputs stacked. Three kinds:
 """
 
 import jax
+import jax.extend.core
 import numpy as np
 
 from keras_tpu_estimator.config import parse_iterations_per_loop
@@ -39,14 +46,15 @@ def loop_program(step, kind, gather=None):
         gather: for `INDEXED`, `gather(data, rows) -> batch`.
 
     Returns:
-        `program(state, chunk)` (`program(state, data, indices)` for
-        `INDEXED`) returning `(state, outputs)`.
+        `program(state, chunk, count)` (`program(state, data, indices,
+        count)` for `INDEXED`; `program(state, batch)` for `SINGLE`)
+        returning `(state, outputs)`; a scan skips its steps from `count` on.
     """
     if kind == STACKED:
-        return lambda state, chunk: jax.lax.scan(step, state, chunk)
+        return lambda state, chunk, count: masked_scan(step, state, chunk, count)
     if kind == INDEXED:
-        def program(state, data, indices):
-            return jax.lax.scan(lambda s, rows: step(s, gather(data, rows)), state, indices)
+        def program(state, data, indices, count):
+            return masked_scan(lambda s, rows: step(s, gather(data, rows)), state, indices, count)
 
         return program
     if kind == SINGLE:
@@ -57,6 +65,42 @@ def loop_program(step, kind, gather=None):
         f"`kind` must be one of {STACKED!r}, {INDEXED!r}, {SINGLE!r}, {GATHERED!r}. "
         f"Received: {kind!r}"
     )
+
+
+def masked_scan(step, state, xs, count):
+    """`jax.lax.scan(step, state, xs)`, skipping the steps from `count` on.
+
+    A skipped step leaves the state as it is and outputs zeros. `step` is
+    traced once: the step of the scan's body is its jaxpr.
+
+    Args:
+        step: `(state, x) -> (state, outputs)`.
+        state: the initial state.
+        xs: the steps' inputs, stacked on a leading axis.
+        count: how many of the steps run (a traced scalar).
+
+    Returns:
+        `(state, outputs)`, the outputs stacked.
+    """
+    abstract = lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype)  # noqa: E731
+    x = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), xs)
+    jaxpr, shapes = jax.make_jaxpr(step, return_shape=True)(jax.tree.map(abstract, state), x)
+    traced = jax.extend.core.jaxpr_as_fun(jaxpr)
+    out_shapes = shapes[1]
+
+    def run(state, x):
+        return jax.tree.unflatten(jax.tree.structure(shapes), traced(*jax.tree.leaves((state, x))))
+
+    def skip(state, x):
+        return state, jax.tree.map(lambda a: jax.numpy.zeros(a.shape, a.dtype), out_shapes)
+
+    def body(carry, x):
+        index, state = carry
+        state, outputs = jax.lax.cond(index < count, run, skip, state, x)
+        return (index + 1, state), outputs
+
+    (_, state), outputs = jax.lax.scan(body, (jax.numpy.int32(0), state), xs)
+    return state, outputs
 
 
 class LoopPrograms:
@@ -137,6 +181,10 @@ class LoopRunner:
         self._chosen = {}
         self._programs = LoopPrograms()
 
+    @property
+    def _mesh(self):
+        return self.distribution.device_mesh.backend_mesh
+
     def loop_kind(self, mode, chunk, resident=None):
         """`SCAN` or `HOST`: how `mode`'s chunks run (see the class)."""
         if self.device_loop != AUTO:
@@ -179,15 +227,19 @@ class LoopRunner:
             (mode, kind), self._steps.for_mode(mode), kind,
             gather=self._gather, donate=mode == ModeKeys.TRAIN,
         )
+        args = (chunk.data,) if kind == SINGLE else (chunk.data, np.int32(chunk.steps))
         with self.distribution.scope():
             variables = self._parts.variables(mode)
-            state = placement.canonical_shardings(state_lib.read(variables))
+            state = placement.canonical_shardings(state_lib.read(variables), self._mesh)
             if resident is not None:
-                state, outputs = program(state, resident, chunk.data)
-            else:
-                state, outputs = program(state, chunk.data)
+                args = (resident,) + args
+            state, outputs = program(state, *args)
             if mode != ModeKeys.PREDICT:
                 state_lib.write(variables, state)
+        if kind != SINGLE and chunk.steps < len(jax.tree.leaves(chunk.data)[0]):
+            # Padded: the skipped steps' outputs are dropped, on the host (a
+            # slice on the devices would compile a program per length).
+            outputs = jax.tree.map(lambda a: np.asarray(a)[: chunk.steps], outputs)
         return outputs
 
 
@@ -200,7 +252,7 @@ class LoopRunner:
         )
         with self.distribution.scope():
             variables = self._parts.variables(mode)
-            state = placement.canonical_shardings(state_lib.read(variables))
+            state = placement.canonical_shardings(state_lib.read(variables), self._mesh)
             outputs = []
             for i in range(chunk.steps):
                 batch = jax.tree.map(lambda a: a[i], chunk.data)

@@ -155,17 +155,25 @@ def put_replicated(tree, distribution):
 
 
 
-def canonical_shardings(tree):
-    """`tree` with each `NamedSharding` spelled one way: no trailing `None`s.
+def canonical_shardings(tree, mesh=None):
+    """`tree` with each layout spelled one way, as a loop's outputs spell it.
 
-    `P(None,)` and `P()` lay an array out alike, but a compiled program
-    keyed on one recompiles for the other; outputs come back in the short
-    form, so inputs are given in it too.
+    `P(None,)` and `P()` lay an array out alike, and so does another kind
+    of sharding replicated over the same devices, but a compiled program
+    keyed on one recompiles for the other; outputs come back as a
+    `NamedSharding` with no trailing `None`s, so inputs are given so too.
+
+    Args:
+        tree: arrays.
+        mesh: the `jax.sharding.Mesh` whose replicated layout is
+            `NamedSharding(mesh, P())`; None leaves other shardings as they are.
     """
 
     def one(array):
         sharding = getattr(array, "sharding", None)
         if not isinstance(sharding, NamedSharding):
+            if mesh is not None and (sharding is None or sharding.is_fully_replicated):
+                return jax.device_put(array, NamedSharding(mesh, PartitionSpec()))
             return array
         spec = tuple(sharding.spec)
         while spec and spec[-1] is None:

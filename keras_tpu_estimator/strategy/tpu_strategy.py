@@ -417,7 +417,7 @@ class TPUStrategy:
         program = self._programs.get(
             key, functools.partial(self._step, fn, variables, traced), loop_lib.STACKED
         )
-        values, outputs = program([v.value for v in variables], stacked)
+        values, outputs = program([v.value for v in variables], stacked, np.int32(iterations))
         for variable, value in zip(variables, values):
             variable.assign(value)
         context = MultiStepContext()
