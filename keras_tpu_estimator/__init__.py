@@ -16,6 +16,10 @@ from keras_tpu_estimator import _backend
 # (which imports Keras) was imported first.
 _keras = _backend.use_jax_backend()
 
+from keras_tpu_estimator import compilation_cache  # noqa: E402
+
+compilation_cache.enable_default()
+
 from keras_tpu_estimator import checkpoint  # noqa: E402
 from keras_tpu_estimator import export  # noqa: E402
 from keras_tpu_estimator import distribute  # noqa: E402

@@ -3,6 +3,9 @@
 import os
 
 os.environ["KERAS_BACKEND"] = "jax"
+# Hermetic: every test compiles what it runs (compile counts are specified);
+# tests/test_compilation_cache.py turns the cache on in its own processes.
+os.environ["KTE_COMPILATION_CACHE"] = "0"
 _flag = "--xla_force_host_platform_device_count=8"
 if _flag not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
