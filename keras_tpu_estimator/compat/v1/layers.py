@@ -81,6 +81,32 @@ def _padding(padding, layer):
     return padding.lower()
 
 
+def _dtype_policy(inputs, float32_parameters=False):
+    """The Keras dtype policy of a TF1 layer first called on `inputs`.
+
+    TF1's layers take their dtype from their first input, and ask for
+    variables of that dtype; `tf1.tpu.bfloat16_scope` stores a variable asked
+    for in bfloat16 in float32 and reads it cast to bfloat16. So a layer on
+    bfloat16 inputs computes in bfloat16 with float32 variables inside the
+    scope (Keras's `mixed_bfloat16`) and with bfloat16 variables outside it
+    (`bfloat16`); float16 inputs give float16 variables (`float16`). Batch
+    normalization (`float32_parameters`) keeps float32 parameters for
+    half-precision inputs, as TF1's. A float32 (or non-float) input gives
+    None: Keras's global policy, float32 unless the program set another. A
+    program that set one (`keras.config.set_dtype_policy("mixed_bfloat16")`)
+    gets it for every layer: it chose Keras's rules over TF1's.
+    """
+    if keras.config.dtype_policy().name != "float32":
+        return None
+    dtype = getattr(inputs, "dtype", None)
+    dtype = keras.backend.standardize_dtype(dtype) if dtype is not None else None
+    if dtype not in ("bfloat16", "float16"):
+        return None
+    if float32_parameters or (dtype == "bfloat16" and current_graph().bfloat16):
+        return f"mixed_{dtype}"
+    return dtype
+
+
 class Layer:
     """A TF1 layer object: named and created at its first call, reused after.
 
@@ -109,9 +135,15 @@ class Layer:
         """Returns a new Keras layer (stateful layers override this)."""
         raise NotImplementedError
 
-    def _keras_layer(self):
+    # Half-precision inputs keep float32 parameters everywhere (TF1's batch
+    # normalization raises its parameters to float32).
+    float32_parameters = False
+
+    def _keras_layer(self, inputs=None):
         """Gets the store's Keras layer; True when this call of model_fn first uses it
         (a layer shared with `reuse` was used before: its penalties are counted once).
+
+        A new layer's dtype policy follows `inputs` (see `_dtype_policy`).
 
         The name is picked at the object's first call and kept: an object
         made once and called in every `model_fn` call (a layer built outside
@@ -128,8 +160,7 @@ class Layer:
             _check_reuse(path, reuse, what="Layer")
             self._path = path
         path = self._path
-        # In bfloat16_scope: float32 variables, bfloat16 compute.
-        self._dtype = "mixed_bfloat16" if current_graph().bfloat16 else None
+        self._dtype = _dtype_policy(inputs, self.float32_parameters)
 
         def factory():
             layer = self._make()
@@ -165,7 +196,7 @@ class Layer:
         return VariableView(value) if isinstance(value, keras.Variable) else value
 
     def __call__(self, inputs, training=None):
-        first = self._keras_layer()
+        first = self._keras_layer(inputs)
         outputs = self.keras_layer(inputs)
         if first:
             self._add_regularization(outputs)
@@ -281,6 +312,7 @@ class BatchNormalization(Layer):
     """
 
     base_name = "batch_normalization"
+    float32_parameters = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer=None, gamma_initializer=None,
@@ -324,7 +356,7 @@ class BatchNormalization(Layer):
 
     def __call__(self, inputs, training=False):
         training = _check_training(training, "batch_normalization")
-        first = self._keras_layer()
+        first = self._keras_layer(inputs)
         outputs = self.keras_layer(inputs, training=training)
         if first:
             self._add_regularization(outputs)
