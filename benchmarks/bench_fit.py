@@ -25,6 +25,7 @@ import os
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("KTE_COMPILATION_CACHE", "0")  # Compiles are timed cold.
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
