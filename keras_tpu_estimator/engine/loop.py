@@ -67,6 +67,15 @@ def loop_program(step, kind, gather=None):
     )
 
 
+def _abstract(array):
+    return jax.ShapeDtypeStruct(array.shape, array.dtype)
+
+
+def _abstract_step(array):
+    """One step's slice of an array stacked on a leading axis, abstractly."""
+    return jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+
+
 def masked_scan(step, state, xs, count):
     """`jax.lax.scan(step, state, xs)`, skipping the steps from `count` on.
 
@@ -82,9 +91,8 @@ def masked_scan(step, state, xs, count):
     Returns:
         `(state, outputs)`, the outputs stacked.
     """
-    abstract = lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype)  # noqa: E731
-    x = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), xs)
-    jaxpr, shapes = jax.make_jaxpr(step, return_shape=True)(jax.tree.map(abstract, state), x)
+    x = jax.tree.map(_abstract_step, xs)
+    jaxpr, shapes = jax.make_jaxpr(step, return_shape=True)(jax.tree.map(_abstract, state), x)
     traced = jax.extend.core.jaxpr_as_fun(jaxpr)
     out_shapes = shapes[1]
 
@@ -190,24 +198,21 @@ class LoopRunner:
         if self.device_loop != AUTO:
             return self.device_loop
         if mode not in self._chosen:
-            devices = self.distribution.device_mesh.backend_mesh.devices.flat
-            on_cpu = all(d.platform == "cpu" for d in devices)
+            on_cpu = all(d.platform == "cpu" for d in self._mesh.devices.flat)
             self._chosen[mode] = HOST if on_cpu and self._convolves(mode, chunk, resident) else SCAN
         return self._chosen[mode]
 
     def _convolves(self, mode, chunk, resident):
         """Whether `mode`'s step holds a convolution (traced, not compiled)."""
         step = self._steps.for_mode(mode)
-        abstract = lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype)  # noqa: E731
-        state = jax.tree.map(abstract, state_lib.read(self._parts.variables(mode)))
+        state = jax.tree.map(_abstract, state_lib.read(self._parts.variables(mode)))
         if resident is not None:
-            args = (jax.tree.map(abstract, resident),
-                    jax.ShapeDtypeStruct(chunk.data.shape[1:], chunk.data.dtype))
+            args = (jax.tree.map(_abstract, resident), _abstract_step(chunk.data))
             step = loop_program(step, GATHERED, self._gather)
         elif chunk.stacked:
-            args = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), chunk.data),)
+            args = (jax.tree.map(_abstract_step, chunk.data),)
         else:
-            args = (jax.tree.map(abstract, chunk.data),)
+            args = (jax.tree.map(_abstract, chunk.data),)
         with self.distribution.scope():
             jaxpr = jax.make_jaxpr(step)(state, *args)
         return "conv_general_dilated" in str(jaxpr)
@@ -223,47 +228,51 @@ class LoopRunner:
             kind = INDEXED
         else:
             kind = STACKED if chunk.stacked else SINGLE
-        program = self._programs.get(
-            (mode, kind), self._steps.for_mode(mode), kind,
-            gather=self._gather, donate=mode == ModeKeys.TRAIN,
-        )
+        program = self._program(mode, kind)
         args = (chunk.data,) if kind == SINGLE else (chunk.data, np.int32(chunk.steps))
-        with self.distribution.scope():
-            variables = self._parts.variables(mode)
-            state = placement.canonical_shardings(state_lib.read(variables), self._mesh)
-            if resident is not None:
-                args = (resident,) + args
-            state, outputs = program(state, *args)
-            if mode != ModeKeys.PREDICT:
-                state_lib.write(variables, state)
+        if resident is not None:
+            args = (resident,) + args
+        outputs = self._over_state(mode, lambda state: program(state, *args))
         if kind != SINGLE and chunk.steps < len(jax.tree.leaves(chunk.data)[0]):
             # Padded: the skipped steps' outputs are dropped, on the host (a
             # slice on the devices would compile a program per length).
             outputs = jax.tree.map(lambda a: np.asarray(a)[: chunk.steps], outputs)
         return outputs
 
-
     def _run_on_host(self, mode, chunk, resident):
         """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
-        kind = SINGLE if resident is None else GATHERED
-        program = self._programs.get(
+        program = self._program(mode, SINGLE if resident is None else GATHERED)
+        first = () if resident is None else (resident,)
+
+        def loop(state):
+            outputs = []
+            for i in range(chunk.steps):
+                state, out = program(state, *first, jax.tree.map(lambda a: a[i], chunk.data))
+                outputs.append(out)
+            return state, outputs
+
+        outputs = self._over_state(mode, loop)
+        return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outputs)
+
+    def _program(self, mode, kind):
+        return self._programs.get(
             (mode, kind), self._steps.for_mode(mode), kind,
             gather=self._gather, donate=mode == ModeKeys.TRAIN,
         )
+
+    def _over_state(self, mode, loop):
+        """Runs `loop(state) -> (state, outputs)` over `mode`'s variables.
+
+        The state is read from the variables, laid out as loops return it,
+        and written back after the loop (not after PREDICT, which changes
+        none). Returns the outputs.
+        """
         with self.distribution.scope():
             variables = self._parts.variables(mode)
-            state = placement.canonical_shardings(state_lib.read(variables), self._mesh)
-            outputs = []
-            for i in range(chunk.steps):
-                batch = jax.tree.map(lambda a: a[i], chunk.data)
-                if resident is not None:
-                    state, out = program(state, resident, batch)
-                else:
-                    state, out = program(state, batch)
-                outputs.append(out)
+            state, outputs = loop(placement.canonical_shardings(state_lib.read(variables), self._mesh))
             if mode != ModeKeys.PREDICT:
                 state_lib.write(variables, state)
-        return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outputs)
+        return outputs
 
 
 class LoopSchedule:
