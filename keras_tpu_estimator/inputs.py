@@ -149,6 +149,14 @@ class ArraySource:
         """One batch of `(features, labels)`, to build the model from."""
         return jax.tree.map(lambda a: a[:batch_size], self.data)
 
+    def num_steps(self, batch_size, remainder):
+        """The steps `chunks(batch_size, remainder=remainder)` gives one pass."""
+        if not batch_size:
+            return None
+        if remainder == DROP:
+            return self.num_examples // batch_size
+        return -(-self.num_examples // batch_size)
+
     def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
                max_bytes=None, rng=None, indices=False):
         """Yields `Chunk`s of up to `steps` batches of `batch_size` examples.
@@ -243,6 +251,25 @@ class BatchSource:
         import tensorflow as tf
 
         return int(self.batches.cardinality()) == int(tf.data.INFINITE_CARDINALITY)
+
+    def num_steps(self, batch_size, remainder):
+        """The steps `chunks(batch_size, remainder=remainder)` gives one pass.
+
+        From a dataset's cardinality, as Keras counts its progress bar's
+        steps. Training (`remainder="drop"`) skips short batches: the
+        count is known when every batch is full, which a static batch
+        dimension (`batch(..., drop_remainder=True)`) tells, or else the
+        size of the last batch, read by tf.data's random access
+        (`tf.data.experimental.at`) where the dataset offers it.
+
+        Returns:
+            The number of steps, or None when it is unknown (an iterable
+            other than a dataset, an unknown or infinite cardinality, or a
+            training input whose short batches cannot be counted).
+        """
+        if not is_dataset(self.batches):
+            return None
+        return _dataset_steps(self.batches, batch_size, remainder)
 
     def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
                max_bytes=None, rng=None, resume=False):
@@ -341,6 +368,43 @@ class GroupedSource(BatchSource):
         return all(
             isinstance(s, BatchSource) and s.is_infinite() for s in self.sources
         )
+
+    def num_steps(self, batch_size, remainder):
+        """The steps of one pass: complete groups, and in evaluation and
+        prediction a final incomplete one. None when a call's count is unknown."""
+        del batch_size  # Each call batches with the size it was given.
+        counts = [s.num_steps(self.call_batch_size, remainder) for s in self.sources]
+        if None in counts:
+            return None
+        complete = min(counts) // self.group
+        # An incomplete group starts when the first call has another batch.
+        return complete + int(remainder != DROP and counts[0] > complete * self.group)
+
+
+def _dataset_steps(dataset, batch_size, remainder):
+    import tensorflow as tf
+
+    count = int(dataset.cardinality())
+    if count < 0:
+        return None  # tf.data.UNKNOWN_CARDINALITY or INFINITE_CARDINALITY.
+    if remainder != DROP or count == 0:
+        return count
+    static_rows = tf.nest.flatten(dataset.element_spec)[0].shape[:1].as_list()
+    if static_rows and static_rows[0] is not None:
+        # Every batch has this size: all run, or none is full.
+        return count if batch_size in (None, static_rows[0]) else 0
+
+    def rows_at(index):
+        element = tf.data.experimental.at(dataset, index)
+        return _batch_rows(jax.tree.map(np.asarray, split_features_labels(element)))
+
+    try:  # Random access reads one batch, where the dataset offers it.
+        full = rows_at(count - 1) == (batch_size or rows_at(0))
+    except (tf.errors.OpError, TypeError, ValueError, NotImplementedError):
+        return None
+    # A short last batch may be one of several (a dataset batched, then
+    # repeated): their number is unknown.
+    return count if full else None
 
 
 def _batch_rows(batch):

@@ -221,9 +221,20 @@ def sample_of(chunk, resident=None):
 
 
 def steps_of(source, batch_size, drop_remainder=False):
-    """Batches in one pass over `source`, when it is known."""
-    if not isinstance(source, inputs_lib.ArraySource) or not batch_size:
-        return None
-    if drop_remainder:
-        return source.num_examples // batch_size
-    return -(-source.num_examples // batch_size)
+    """Steps in one pass over `source`, when they are known.
+
+    What Keras's progress bar and `params['steps']` show as the epoch's
+    target: the batches that will run, from arrays' length or a dataset's
+    cardinality (`inputs.BatchSource.num_steps`).
+
+    Args:
+        source: a source of `Feed.source`.
+        batch_size: the global batch size, or None (a dataset's own).
+        drop_remainder: whether short batches are skipped (training).
+
+    Returns:
+        The number of steps, or None when unknown.
+    """
+    per_process = batch_size // jax.process_count() if batch_size else None
+    remainder = inputs_lib.DROP if drop_remainder else inputs_lib.EXACT
+    return source.num_steps(per_process, remainder)
