@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test docs bench clean
+.PHONY: install demo test docs docs-test docs-serve bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,17 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q -n 2 --dist loadfile tests
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
 
 docs: install
-	$(VENV)/bin/mkdocs build --strict --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site
+
+# The docs' code blocks run (tests/test_docs.py); `make docs-serve` browses the site.
+docs-test: install
+	$(PY) -m pytest -q tests/test_docs.py
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 bench: install
 	$(PY) benchmarks/bench_fit.py

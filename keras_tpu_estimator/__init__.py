@@ -65,6 +65,52 @@ from keras_tpu_estimator.strategy import get_tower_context  # noqa: E402
 
 __version__ = "0.1.0"
 
+# The public names (the API reference documents each; tests/test_docs.py checks).
+__all__ = [
+    "checkpoint",
+    "export",
+    "distribute",
+    "hooks",
+    "metrics",
+    "summary",
+    "compat",
+    "WarmStartSettings",
+    "TPUContext",
+    "InputPipelineConfig",
+    "RunConfig",
+    "TPUConfig",
+    "ExportSavedModelApiVersion",
+    "TPUEstimator",
+    "inference_on_tpu",
+    "CheckpointSaverListener",
+    "LoggingTensorHook",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StopAtStepHook",
+    "EstimatorModel",
+    "VariableStore",
+    "get_global_step",
+    "get_or_create_layer",
+    "get_variable",
+    "variable_scope",
+    "ClassificationOutput",
+    "EstimatorSpec",
+    "ExportOutput",
+    "ModeKeys",
+    "PredictOutput",
+    "RegressionOutput",
+    "TPUEstimatorSpec",
+    "PerReplica",
+    "TPUStrategy",
+    "VariableAggregation",
+    "get_replica_context",
+    "get_tower_context",
+]
+
 
 def __getattr__(name):
     # `kte.convert` (the source converter) is imported on first use, so that

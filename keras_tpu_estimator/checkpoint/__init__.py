@@ -58,3 +58,26 @@ from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartSettings
 from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
 from keras_tpu_estimator.checkpoint.warm_starting import warm_start
+
+__all__ = [
+    "CheckpointDirectory",
+    "ModelDirCheckpoints",
+    "GLOBAL_STEP",
+    "OPTIMIZER_PREFIX",
+    "model_values",
+    "restore_model",
+    "save_model",
+    "TF_STYLE_PREFIX",
+    "checkpoint_step",
+    "latest_checkpoint",
+    "tf_style_path",
+    "CheckpointReader",
+    "checkpoint_reader",
+    "list_variables",
+    "load_variable",
+    "CheckpointSaver",
+    "WarmStartReport",
+    "WarmStartSettings",
+    "load_from_reader",
+    "warm_start",
+]

@@ -215,6 +215,7 @@ def get_tower_context():
 
 
 get_replica_context = get_tower_context
+"""TensorFlow 2's name for `get_tower_context`: the same function."""
 
 
 class TowerContext:
