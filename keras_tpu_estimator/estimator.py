@@ -22,7 +22,6 @@ for prediction in est.predict(predict_input_fn):
 ```
 """
 
-import logging
 import os
 import tempfile
 
@@ -38,12 +37,11 @@ from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator import train_plan
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.export import ExportSavedModelApiVersion
+from keras_tpu_estimator.log_lines import logger as _log
 from keras_tpu_estimator.model import EstimatorModel
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
-
-_log = logging.getLogger("keras_tpu_estimator")
 
 
 class TPUEstimator:
@@ -354,7 +352,7 @@ class TPUEstimator:
         step = self._checkpoints.load(model, checkpoint_path)
         callbacks = hooks_lib.as_callbacks(
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
-        )
+        ) + [hooks_lib.EvaluationLoggingCallback()]
         results = model.evaluate(source, steps=steps, callbacks=callbacks, return_dict=True, verbose=0)
         results["global_step"] = step
         with summary_lib.record_summaries(self.eval_dir(name), lambda: step):

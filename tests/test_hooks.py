@@ -409,13 +409,35 @@ def test_logging_callback_logs_loss_and_steps_per_second(caplog):
     caplog.set_level(logging.INFO, LOGGER)
     model = estimator_model(linear_fn, loop=2)
     model.fit((ones(10), None), callbacks=[hooks.LoggingCallback(4)], shuffle=False, verbose=0)
-    logged = messages(caplog)  # Loops end at 2, 4, 6, 8, 10: logs at 2, 4, 8.
+    logged = messages(caplog)[:-1]  # Loops end at 2, 4, 6, 8, 10: logs at 2, 4, 8.
     assert len(logged) == 5
     assert parse(logged[0]) == ("loss = ", pytest.approx(0.9), ", ") and logged[0].endswith("step = 2")
     assert logged[1].startswith("global_step/sec: ") and float(logged[1].split(": ")[1]) > 0
     assert parse(logged[2])[1] == pytest.approx(0.7) and re.search(r"step = 4 \(\d+\.\d{3} sec\)$", logged[2])
     assert logged[3].startswith("global_step/sec: ")
     assert parse(logged[4])[1] == pytest.approx(0.3) and ", step = 8 (" in logged[4]
+
+
+def test_logging_callback_logs_the_loss_of_the_final_step_when_training_ends(caplog):
+    caplog.set_level(logging.INFO, LOGGER)
+    model = estimator_model(linear_fn, loop=2)
+    model.fit((ones(6), None), callbacks=[hooks.LoggingCallback(100)], shuffle=False, verbose=0)
+    final = messages(caplog)[-1]  # Steps 0..5 have losses 1.0, 0.9, ..., 0.5.
+    assert final.startswith("Loss for final step: ") and final.endswith(".")
+    assert float(final[len("Loss for final step: "):-1]) == pytest.approx(0.5)
+
+
+def test_evaluation_logging_callback_logs_start_end_and_results(caplog):
+    caplog.set_level(logging.INFO, LOGGER)
+    model = estimator_model(linear_fn, loop=2)
+    results = model.evaluate((ones(4), None), callbacks=[hooks.EvaluationLoggingCallback()],
+                             return_dict=True, verbose=0)
+    logged = messages(caplog)
+    assert re.fullmatch(r"Starting evaluation at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", logged[0])
+    assert re.fullmatch(r"Inference Time : \d+\.\d{5}s", logged[1])
+    assert logged[2].startswith("Finished evaluation at ")
+    expected = ", ".join(f"{k} = {v}" for k, v in sorted(dict(results, global_step=0).items()))
+    assert logged[3] == f"Saving dict for global step 0: {expected}"
 
 
 @pytest.mark.parametrize("value", [0, 2.5, None, True])

@@ -4,13 +4,12 @@ These are public so that each module of the package imports them by name;
 they are not part of `kte.checkpoint`'s own namespace.
 """
 
-import logging
 import os
 
 import numpy as np
 from etils import epath
 
-logger = logging.getLogger("keras_tpu_estimator")
+from keras_tpu_estimator.log_lines import logger  # noqa: F401  (the checkpoint modules' logger)
 
 
 def directory_string(path, argument):

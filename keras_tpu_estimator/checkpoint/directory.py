@@ -122,10 +122,10 @@ class CheckpointDirectory:
                 f"a newer checkpoint (step {steps[-1]}). Restore or delete the "
                 "newer checkpoints, or save into another directory."
             )
+        logger.info("Saving checkpoints for %d into %s.", step, join(self._directory, str(step)))
         tree = {name: _savable(value) for name, value in values.items()}
         self._manager.save(step, args=ocp.args.PyTreeSave(tree), force=True)
         self._manager.wait_until_finished()
-        logger.info("Saved checkpoint of step %d in %s.", step, self._directory)
         return True
 
     def all_steps(self):

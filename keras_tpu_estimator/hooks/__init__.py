@@ -35,15 +35,18 @@ The hooks TensorFlow users reach for most are provided: `StopAtStepHook`,
 `LoggingTensorHook` and `NanTensorHook`; `CheckpointSaverListener` is the
 base of `TPUEstimator.train(saving_listeners=...)`, and `LoggingCallback`
 logs the loss and steps per second as the estimator did every
-`RunConfig.log_step_count_steps` steps.
+`RunConfig.log_step_count_steps` steps (`EvaluationLoggingCallback` an
+evaluation's results). Their lines follow TensorFlow's and absl's verbosity
+(see `kte.log_lines`).
 
 The modules: `session` (the hook emulation: `SessionRunHook`, the
 session-run records, `HookCallback`, `as_callback(s)`), `stock` (the
 provided hooks and `CheckpointSaverListener`) and `logging_callback`
-(`LoggingCallback`). The loss values come from the `logs` that
+(`LoggingCallback`, `EvaluationLoggingCallback`). The loss values come from the `logs` that
 `EstimatorModel.fit` gives `on_train_batch_end` after each loop.
 """
 
+from keras_tpu_estimator.hooks.logging_callback import EvaluationLoggingCallback
 from keras_tpu_estimator.hooks.logging_callback import LoggingCallback
 from keras_tpu_estimator.hooks.session import FETCHABLE
 from keras_tpu_estimator.hooks.session import HookCallback
@@ -63,6 +66,7 @@ from keras_tpu_estimator.hooks.stock import StopAtStepHook
 __all__ = [
     "FETCHABLE",
     "CheckpointSaverListener",
+    "EvaluationLoggingCallback",
     "HookCallback",
     "HostSession",
     "LoggingCallback",

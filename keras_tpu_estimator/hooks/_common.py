@@ -1,13 +1,11 @@
 """What the hook modules share: argument checks, the step timer, the loop a `logs` dict reports."""
 
-import logging
 import numbers
 import time
 
 import numpy as np
 
-
-log = logging.getLogger("keras_tpu_estimator")
+from keras_tpu_estimator.log_lines import logger as log  # noqa: F401  (the hooks' logger)
 
 
 def describe(value):

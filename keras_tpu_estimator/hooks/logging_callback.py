@@ -1,9 +1,20 @@
-"""`LoggingCallback`: the loss and steps per second in the log, as TensorFlow's estimator wrote them."""
+"""The estimator's INFO lines as TensorFlow's estimator wrote them: training and evaluation.
+
+`LoggingCallback` logs the loss and the steps per second while training,
+`EvaluationLoggingCallback` the start, end and results of an evaluation.
+Both log to `kte.log_lines.logger`, so the lines show at
+`tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)`, absl's
+INFO verbosity, or a Python `logging` configuration of the
+`"keras_tpu_estimator"` logger.
+"""
+
+import time
 
 import keras
 
 from keras_tpu_estimator.hooks._common import Timer
 from keras_tpu_estimator.hooks._common import check_count
+from keras_tpu_estimator.hooks._common import global_step_of
 from keras_tpu_estimator.hooks._common import log
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.engine.logs import missing_loop_error
@@ -14,10 +25,12 @@ class LoggingCallback(keras.callbacks.Callback):
 
     After a training loop whose global step reaches a new multiple of
     `every_n_steps` (and after the first loop), logs at INFO level to the
-    `keras_tpu_estimator` logger:
+    `keras_tpu_estimator` logger (see `kte.log_lines`):
 
         global_step/sec: 812.4
         loss = 0.123, step = 100 (0.123 sec)
+
+    and when training ends, `Loss for final step: 0.123.`
 
     The loss is that of the loop's last step, and the step the global step
     after the loop; the speed and the seconds are measured since the
@@ -42,6 +55,8 @@ class LoggingCallback(keras.callbacks.Callback):
     ```
     """
 
+    reads_loop_logs = True  # Gets the loop keys of `engine.logs`.
+
     def __init__(self, every_n_steps):
         super().__init__()
         check_count("every_n_steps", every_n_steps, 1, allow_none=False)
@@ -50,6 +65,7 @@ class LoggingCallback(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self._timer.reset()
+        self._last_loss = None
 
     def on_train_batch_end(self, batch, logs=None):
         loop = loop_of(logs)
@@ -57,6 +73,8 @@ class LoggingCallback(keras.callbacks.Callback):
             raise missing_loop_error("LoggingCallback")
         first_step, losses = loop
         step = first_step + losses.size
+        if losses.size:
+            self._last_loss = losses[-1]
         if not self._timer.should_trigger(step):
             return
         seconds, steps = self._timer.update(step)
@@ -66,3 +84,52 @@ class LoggingCallback(keras.callbacks.Callback):
             return
         log.info("global_step/sec: %g", steps / max(seconds, 1e-9))
         log.info("loss = %s, step = %d (%.3f sec)", loss, step, seconds)
+
+    def on_train_end(self, logs=None):
+        if self._last_loss is not None:
+            log.info("Loss for final step: %s.", self._last_loss)
+
+
+def _timestamp():
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+
+
+def format_results(results):
+    """`results` as TensorFlow's estimator logged them: `"accuracy = 0.9, loss = 0.3"`.
+
+    Keys sorted; byte strings left out.
+    """
+    return ", ".join(f"{key} = {value}" for key, value in sorted(results.items())
+                     if not isinstance(value, bytes))
+
+
+class EvaluationLoggingCallback(keras.callbacks.Callback):
+    """Logs an evaluation's start, end and results, as TensorFlow's estimator did.
+
+    At INFO level, to the `keras_tpu_estimator` logger (see `kte.log_lines`):
+
+        Starting evaluation at 2026-11-24T08:30:00
+        Inference Time : 0.41234s
+        Finished evaluation at 2026-11-24T08:30:01
+        Saving dict for global step 100: global_step = 100, loss = 0.31
+
+    The results are the `logs` `evaluate` gives `on_test_end`, with the
+    model's global step.
+
+    Example:
+
+    ```python
+    model.evaluate(x, callbacks=[kte.hooks.EvaluationLoggingCallback()])
+    ```
+    """
+
+    def on_test_begin(self, logs=None):
+        self._started = time.perf_counter()
+        log.info("Starting evaluation at %s", _timestamp())
+
+    def on_test_end(self, logs=None):
+        log.info("Inference Time : %.5fs", time.perf_counter() - self._started)
+        log.info("Finished evaluation at %s", _timestamp())
+        step = global_step_of(self.model)
+        results = dict(logs or {}, global_step=step)
+        log.info("Saving dict for global step %d: %s", step, format_results(results))
