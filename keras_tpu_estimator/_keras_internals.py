@@ -71,6 +71,11 @@ def current_scope_path():
     return current_path()
 
 
+def raw_learning_rate(optimizer):
+    """What `optimizer` was given as its rate: a variable, a schedule or a callable."""
+    return optimizer._learning_rate
+
+
 def traced_learning_rate(optimizer):
     """The rate of an optimizer given `learning_rate=callable`, evaluated now.
 
@@ -79,7 +84,7 @@ def traced_learning_rate(optimizer):
     """
     import keras
 
-    rate = optimizer._learning_rate
+    rate = raw_learning_rate(optimizer)
     if isinstance(rate, (keras.Variable, keras.optimizers.schedules.LearningRateSchedule)):
         return None
     return rate() if callable(rate) else None
@@ -297,3 +302,35 @@ def tracer_names(named):
             _names_users -= 1
             if _names_users == 0:
                 del core.Tracer.name
+
+
+def take_initial_epoch(model):
+    """The epoch a callback asked `fit` to start at (`BackupAndRestore` sets
+    `model._initial_epoch` in `on_train_begin`), or None; cleared once read."""
+    epoch = getattr(model, "_initial_epoch", None)
+    model._initial_epoch = None
+    return epoch
+
+
+def mlir_context():
+    """An MLIR context with JAX's dialects (StableHLO, CHLO, Shardy) registered.
+
+    Reading back the StableHLO of an export (to strip its source locations)
+    needs the dialects JAX registers; JAX builds such a context with its
+    private `mlir.make_ir_context`.
+    """
+    from jax._src.interpreters import mlir
+
+    return mlir.make_ir_context()
+
+
+def write_saved_model_fingerprint(directory):
+    """Rewrites `fingerprint.pb` of the SavedModel at `directory` from its `saved_model.pb`.
+
+    TensorFlow writes the fingerprint (hashes of the graph and signatures)
+    with `tf.saved_model.save`; after an edit of `saved_model.pb` it must be
+    written again, with TensorFlow's private `fingerprinting_utils`.
+    """
+    from tensorflow.python.saved_model import fingerprinting_utils
+
+    fingerprinting_utils.write_fingerprint(directory)

@@ -13,12 +13,15 @@ import jax
 import keras
 import numpy as np
 
+from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import inputs as inputs_lib
+from keras_tpu_estimator import model_saving
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.engine import feed as feed_lib
+from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
 from keras_tpu_estimator.engine import steps as steps_lib
@@ -29,6 +32,9 @@ from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine.program import ModelFnProgram
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
+from keras_tpu_estimator.model_batches import OneBatch
+from keras_tpu_estimator.model_saving import Saving
+from keras_tpu_estimator.model_summary import Summary
 from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
@@ -38,7 +44,8 @@ _DEFAULT_LOOP_BYTES = 1 << 30
 _DEFAULT_RESIDENT_BYTES = 1 << 29
 
 
-class EstimatorModel(keras.Model):
+@keras.saving.register_keras_serializable(package="keras_tpu_estimator")
+class EstimatorModel(Saving, OneBatch, Summary, keras.Model):
     """A Keras model whose steps are given by a TPUEstimator `model_fn`.
 
     Args:
@@ -119,6 +126,14 @@ class EstimatorModel(keras.Model):
     ):
         super().__init__(**kwargs)
         check_model_fn(model_fn)
+        self._arguments = dict(  # For `get_config`.
+            train_batch_size=train_batch_size, eval_batch_size=eval_batch_size,
+            predict_batch_size=predict_batch_size, use_tpu=use_tpu,
+            max_loop_bytes=max_loop_bytes, max_resident_bytes=max_resident_bytes,
+            layout_map=layout_map, device_loop=device_loop,
+        )
+        self._built_batches = []  # [(mode, batch spec)]: `get_build_config`.
+        self._compiled_optimizer = None
         if config is None:
             config = RunConfig()
         if not isinstance(config, RunConfig):
@@ -244,6 +259,9 @@ class EstimatorModel(keras.Model):
         if steps_per_execution is not None:
             steps = self._schedule.set_iterations_per_loop(steps_per_execution, steps)
         super().compile(optimizer=optimizer, jit_compile=True)
+        self._compiled_optimizer = self.optimizer
+        if self._parts.optimizer is not None:  # Training is built: its optimizer stays.
+            self.optimizer = self._parts.optimizer
         self.steps_per_execution = steps
 
     # ------------------------------------------------------------------
@@ -297,7 +315,8 @@ class EstimatorModel(keras.Model):
         or `jax.ShapeDtypeStruct`s of `(features, labels)`); building a mode
         twice does nothing.
         """
-        if self._parts.build(mode, batch, getattr(self, "optimizer", None)):
+        if self._parts.build(mode, batch, self._compiled_optimizer):
+            self._built_batches.append((mode, model_saving.batch_spec(batch)))
             self._eval_metrics = dict(self._parts.metrics)  # Tracked by Keras.
             if self._parts.optimizer is not None:
                 # Keras callbacks (LearningRateScheduler, ...) use `model.optimizer`.
@@ -430,6 +449,8 @@ class EstimatorModel(keras.Model):
             raise
         self.stop_training = False
         callbacks.on_train_begin()
+        # `BackupAndRestore` sets the epoch to resume at, as Keras's fit reads it.
+        initial_epoch = _keras_internals.take_initial_epoch(self) or initial_epoch
         logs = {}
         for epoch in range(initial_epoch, epochs):
             if epoch > initial_epoch:
@@ -475,6 +496,8 @@ class EstimatorModel(keras.Model):
                 self._parts.training.host_call_fn, outputs["host_call"], first_step, chunk.steps,
                 self.config.tpu_config.experimental_host_call_every_n_steps,
             )
+            if learning_rate.OUTPUT_KEY in outputs:
+                learning_rate.computed_rate(self.optimizer).observe(outputs[learning_rate.OUTPUT_KEY])
             loss_sum += float(losses.sum())
             return {"loss": loss_sum / steps, LOOP_FIRST_STEP: first_step, LOOP_LOSSES: losses}
 

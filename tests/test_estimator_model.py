@@ -670,12 +670,25 @@ def test_each_loop_logs_its_first_step_and_losses():
     seen = []
 
     class Record(keras.callbacks.Callback):
+        reads_loop_logs = True
+
         def on_train_batch_end(self, batch, logs=None):
             seen.append((logs["loop_first_step"], logs["loop_losses"].shape))
 
     model = make_model(loop=4)
     model.fit(make_data(n=16 * 10), callbacks=[Record()], verbose=0)
     assert seen == [(0, (4,)), (4, (4,)), (8, (2,))]
+
+
+def test_callbacks_that_do_not_ask_for_the_loop_get_scalar_logs():
+    seen = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append(dict(logs))
+
+    make_model(loop=4).fit(make_data(n=16 * 10), callbacks=[Record()], verbose=0)
+    assert [list(logs) for logs in seen] == [["loss"]] * 3
 
 
 def test_epoch_logs_hold_only_the_loss():

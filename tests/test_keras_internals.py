@@ -207,3 +207,25 @@ def test_saved_model_proto_parses_saved_model_pb(tmp_path):
     proto = _keras_internals.saved_model_proto()
     proto.ParseFromString((tmp_path / "saved_model.pb").read_bytes())
     assert "serving_default" in proto.meta_graphs[0].signature_def
+
+
+@pytest.mark.parametrize("rate", [0.1, lambda: 0.2, keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)])
+def test_raw_learning_rate_is_what_the_optimizer_was_given(rate):
+    raw = _keras_internals.raw_learning_rate(keras.optimizers.SGD(rate))
+    if isinstance(rate, float):
+        assert isinstance(raw, keras.Variable) and float(raw.value) == pytest.approx(rate)
+    else:
+        assert raw is rate
+
+
+def test_take_initial_epoch_reads_what_backup_and_restore_set_once(tmp_path):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    backup = keras.callbacks.BackupAndRestore(str(tmp_path), delete_checkpoint=False)
+    model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=3, verbose=0, callbacks=[backup])
+    fresh = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    fresh.compile(optimizer="sgd", loss="mse")
+    backup.set_model(fresh)
+    backup.on_train_begin()
+    assert _keras_internals.take_initial_epoch(fresh) == 3
+    assert _keras_internals.take_initial_epoch(fresh) is None

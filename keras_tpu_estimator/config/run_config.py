@@ -270,6 +270,11 @@ class RunConfig:
                 values[other] = None
         return type(self)(**values)
 
+    def get_config(self):
+        """The constructor arguments, as a dict: `RunConfig(**c.get_config())`
+        is a copy of `c` (`tpu_config` stays a `TPUConfig`)."""
+        return dict(self._values)
+
     def __setattr__(self, name, value):
         raise AttributeError(
             f"RunConfig is immutable: can not set `{name}`. "

@@ -9,10 +9,14 @@ Callbacks learn only from `logs` and their arguments. `fit` calls
   numpy array; the global step after the loop is
   `logs[LOOP_FIRST_STEP] + len(logs[LOOP_LOSSES])`.
 
-`on_train_end(logs)` receives the last loop's logs. Epoch logs (and so
-`History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
+`on_train_end(logs)` receives the last loop's logs. The loop keys go only to
+callbacks that ask for them with the class attribute `reads_loop_logs = True`
+(the estimator's hooks, checkpoint saver and summaries): Keras's callbacks get
+scalar logs. Epoch logs (and so `History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
 `on_predict_batch_end`, as Keras does.
 """
+
+import contextlib
 
 import keras
 import numpy as np
@@ -26,11 +30,43 @@ def without_loop_keys(logs):
     return {k: v for k, v in logs.items() if k not in (LOOP_FIRST_STEP, LOOP_LOSSES)}
 
 
-class LoopProgbarLogger(keras.callbacks.ProgbarLogger):
-    """Keras's progress bar, showing the epoch's loss but not the loop's arrays."""
+def reads_loop_logs(callback):
+    """Whether `callback` asked for the loop keys (`reads_loop_logs = True`)."""
+    return bool(getattr(callback, "reads_loop_logs", False))
+
+
+class LoopCallbackList(keras.callbacks.CallbackList):
+    """A `CallbackList` giving the loop keys only to the callbacks that read them.
+
+    Keras's callbacks (TensorBoard, CSVLogger, the progress bar, ...) expect
+    scalar logs: they get `without_loop_keys(logs)`. A callback with the class
+    attribute `reads_loop_logs = True` gets the whole logs, first.
+    """
 
     def on_train_batch_end(self, batch, logs=None):
-        super().on_train_batch_end(batch, without_loop_keys(logs or {}))
+        with self._readers_first("on_train_batch_end", batch, logs=logs) as plain:
+            super().on_train_batch_end(batch, plain)
+
+    def on_train_end(self, logs=None):
+        with self._readers_first("on_train_end", logs=logs) as plain:
+            super().on_train_end(plain)
+
+    @contextlib.contextmanager
+    def _readers_first(self, method, *args, logs):
+        """Calls the readers with `logs`; the block calls the others (Keras's
+        own dispatch) with the scalar logs it is given."""
+        logs = logs or {}
+        everyone = self.callbacks
+        readers = [c for c in everyone if reads_loop_logs(c)]
+        for callback in readers:
+            getattr(callback, method)(*args, logs=logs)
+        # With readers, Keras dispatches synchronously (they override the
+        # batch hook), so the narrowed list is the one the block uses.
+        self.callbacks = [c for c in everyone if not reads_loop_logs(c)]
+        try:
+            yield without_loop_keys(logs)
+        finally:
+            self.callbacks = everyone
 
 
 def callback_list(callbacks, model, verbose, steps, **kwargs):
@@ -46,10 +82,8 @@ def callback_list(callbacks, model, verbose, steps, **kwargs):
     """
     verbose = 1 if verbose == "auto" else verbose
     callbacks = list(callbacks or [])
-    if verbose != 0:
-        callbacks.append(LoopProgbarLogger())
-    return keras.callbacks.CallbackList(callbacks, verbose=verbose, steps=steps, model=model,
-                                        **kwargs)
+    return LoopCallbackList(callbacks, add_progbar=verbose != 0, verbose=verbose, steps=steps,
+                            model=model, **kwargs)
 
 
 def loop_of(logs):

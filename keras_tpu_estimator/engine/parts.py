@@ -11,6 +11,7 @@ import keras
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
@@ -83,18 +84,21 @@ class ModelParts:
             self.hooks[mode] = built.hooks
             self.metrics.update(built.metrics)
             if built.training is not None and self.training is None:
-                self._start_training(built.training)
+                from_model_fn = built.training.optimizer is not compiled_optimizer
+                self._start_training(built.training, from_model_fn)
         if not self.built_modes:
             distribute.warn_unmatched_rules(self.distribution, self.store.variables)
         self.built_modes.add(mode)
         return True
 
-    def _start_training(self, training):
+    def _start_training(self, training, from_model_fn):
         """Sets up what training needs: the optimizer's slots, the step counter."""
         self.training = training
         if training.by_assignment:
             self.global_step.bind(train_ops.create_global_step(self.store))
         else:
+            if from_model_fn:  # Its rate may be computed in model_fn: callbacks read it.
+                learning_rate.install_if_computed(training.optimizer)
             training.optimizer.build(training.variables)
             self.global_step.bind(training.optimizer.iterations)
 

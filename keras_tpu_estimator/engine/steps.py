@@ -19,6 +19,7 @@ import keras
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.metrics import MetricUpdate
@@ -80,12 +81,18 @@ class Steps:
             spec, non_trainable = self._run(TRAIN, (trainable, state.non_trainable), batch, step)
             rate = None
             if isinstance(spec.train_op, keras.optimizers.Optimizer):
-                rate = _keras_internals.traced_learning_rate(spec.train_op)
+                rate = learning_rate.step_rate(spec.train_op)
             return jnp.reshape(spec.loss, ()), (non_trainable, rate, _host_call_tensors(spec))
 
         (loss, (non_trainable, rate, host)), grads = jax.value_and_grad(
             loss_fn, has_aux=True
         )(state.trainable)
+        outputs = {"loss": loss, "host_call": host}
+        computed = learning_rate.computed_rate(optimizer)
+        if rate is not None and computed is not None:
+            # Callbacks read the rate of the last step, and may scale later ones.
+            outputs[learning_rate.OUTPUT_KEY] = jnp.asarray(rate, "float32")
+            rate = rate * state.optimizer[_index(optimizer.variables, computed.scale)]
         # A rate given as a callable is computed from this step's global step.
         with _keras_internals.learning_rate_override(optimizer, rate) if (
             rate is not None
@@ -94,7 +101,7 @@ class Steps:
                 state.optimizer, grads, state.trainable
             )
         new = state_lib.TrainState(trainable, non_trainable, optimizer_values)
-        return new, {"loss": loss, "host_call": host}
+        return new, outputs
 
     def _train_by_assignment(self, state, batch):
         """`train` for a TF1 `train_op`: `model_fn` runs twice (see `train_ops`)."""
