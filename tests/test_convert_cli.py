@@ -80,3 +80,67 @@ def test_a_syntax_error_writes_nothing(tree, tmp_path):
     assert done.returncode == 2
     assert not (tmp_path / "out").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+# -- Paths that cannot work: one line naming the argument, exit 2, nothing written. --
+
+
+def run_in_process(capsys, *args):
+    from keras_tpu_estimator.convert import cli as command
+
+    status = command(["convert", *map(str, args)])
+    return status, capsys.readouterr()
+
+
+def listing(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.py", "-o", "out.py"], "`input_path` must be an existing Python file. "
+                                     "Received: 'missing.py'"),
+    (["src", "-o", "existing.py"], "-o 'existing.py' is an existing file: a directory `input_path`"),
+    (["src", "-o", "empty"], "-o 'empty' already exists"),
+    (["src", "-o", "src/converted"], "-o 'src/converted' is inside `input_path` 'src'"),
+    (["src", "-o", "."], "-o '.' already exists"),
+    (["src/pkg/model.py", "-o", "missing/"],
+     "-o 'missing/' names a directory that does not exist"),
+    (["src/pkg/model.py", "-o", "missing/out.py"], "its directory 'missing' does not exist"),
+    (["src/pkg/model.py", "-o", "src/pkg"], "-o 'src/pkg' would overwrite `input_path`"),
+    (["src/pkg/model.py", "-o", "out.py", "--report", "empty"], "--report 'empty' is a directory"),
+    (["src", "--inplace", "--report", "missing/r.txt"], "--report 'missing/r.txt': its directory"),
+])
+def test_unusable_paths_give_one_clear_line_and_write_nothing(tree, tmp_path, monkeypatch,
+                                                              capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "existing.py").write_text("x = 1\n")
+    (tmp_path / "empty").mkdir()
+    before = listing(tmp_path)
+    status, output = run_in_process(capsys, *args)
+    assert status == 2
+    assert output.err.startswith("error: ") and output.err.count("\n") == 1
+    assert message in output.err
+    assert ".convert-" not in output.err  # No temporary file names.
+    assert listing(tmp_path) == before
+
+
+def test_a_file_is_converted_into_an_existing_directory_under_its_name(tree, tmp_path,
+                                                                       monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    status, output = run_in_process(capsys, "src/pkg/model.py", "-o", "out")
+    assert status == 0, output.err
+    assert "tf1.nn.relu(features)" in (tmp_path / "out" / "model.py").read_text()
+    assert "to 'out/model.py'" in output.out
+
+
+def test_a_write_error_names_the_output_not_a_temporary_file(tmp_path):
+    from keras_tpu_estimator.convert import files
+
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "model.py").mkdir()  # The output name is a directory.
+    with pytest.raises(OSError, match=r"Cannot write '.*taken/model.py'") as error:
+        files.convert_file(tmp_path / "model.py", tmp_path / "taken")
+    assert ".convert-" not in str(error.value)
+    assert listing(tmp_path / "taken") == ["model.py"]

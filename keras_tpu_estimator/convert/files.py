@@ -7,6 +7,11 @@ import tempfile
 
 
 def _read(path, argument="input_path"):
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            f"`{argument}` must be a Python file; {path!r} is a directory (convert a "
+            "directory with `convert_tree`)."
+        )
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"`{argument}` must be an existing Python file. Received: {path!r}"
@@ -20,18 +25,28 @@ def _read(path, argument="input_path"):
 
 
 def _write_atomically(path, text, mode_from=None):
+    """Writes `text` to a temporary file beside `path`, then renames it to `path`.
+
+    Raises:
+        OSError: naming `path` (never the temporary file) when it cannot be
+            written.
+    """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".convert-", suffix=".py")
+    try:
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".convert-", suffix=".py")
+    except OSError as e:
+        raise OSError(f"Cannot write {path!r}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         if mode_from and os.path.exists(mode_from):
             os.chmod(temporary, os.stat(mode_from).st_mode & 0o777)
         os.replace(temporary, path)
-    except BaseException:
+    except OSError as e:
+        raise OSError(f"Cannot write {path!r}: {e.strerror}") from None
+    finally:
         if os.path.exists(temporary):
             os.remove(temporary)
-        raise
 
 
 def module_key(relative_path):
@@ -67,6 +82,19 @@ def _neighbours(path):
     return context
 
 
+def output_file(input_path, output_path):
+    """Where `convert_file(input_path, output_path)` writes, as `cp` would.
+
+    An `output_path` that is an existing directory, or ends with a path
+    separator, receives the file under its own name:
+    `output_file("train.py", "out/")` is `"out/train.py"`.
+    """
+    output_path = os.fspath(output_path)
+    if os.path.isdir(output_path) or output_path.endswith((os.sep, "/")):
+        return os.path.join(output_path, os.path.basename(input_path))
+    return output_path
+
+
 def convert_file(input_path, output_path):
     """Converts one file; the output is written whole or not at all.
 
@@ -76,19 +104,29 @@ def convert_file(input_path, output_path):
     Args:
         input_path: the TF1 program.
         output_path: where the converted program goes (may equal
-            `input_path`). Written to a temporary name in the same directory,
-            then renamed.
+            `input_path`); an existing directory (or a path ending with a
+            separator) receives it under the input's file name, as with `cp`.
+            Written to a temporary name in the same directory, then renamed.
 
     Returns:
         The `ConversionResult`.
 
     Raises:
         FileNotFoundError: if `input_path` is not a file or the directory of
-            `output_path` does not exist.
+            the output does not exist.
+        IsADirectoryError: if `input_path` is a directory.
+        OSError: if the output cannot be written (nothing is written then).
         SyntaxError: if the input is not valid Python.
+
+    Example:
+
+    ```python
+    convert_file("train.py", "converted/")   # writes converted/train.py
+    ```
     """
     from keras_tpu_estimator.convert import convert_source
 
+    output_path = output_file(input_path, output_path)
     source = _read(input_path)
     if not os.path.isdir(os.path.dirname(os.path.abspath(output_path))):
         raise FileNotFoundError(
@@ -118,6 +156,8 @@ def convert_tree(input_dir, output_dir=None):
     Raises:
         FileNotFoundError: if `input_dir` is not a directory.
         FileExistsError: if `output_dir` exists.
+        ValueError: if `output_dir` is inside `input_dir`.
+        OSError: if the tree cannot be copied or written (nothing is written).
         SyntaxError: if a file is not valid Python (nothing is written).
     """
     from keras_tpu_estimator.convert import convert_sources
@@ -126,11 +166,19 @@ def convert_tree(input_dir, output_dir=None):
         raise FileNotFoundError(
             f"`input_dir` must be an existing directory. Received: {input_dir!r}"
         )
-    if output_dir is not None and os.path.exists(output_dir):
-        raise FileExistsError(
-            f"`output_dir` {output_dir!r} exists: choose a new directory, or convert "
-            "in place (--inplace)"
-        )
+    if output_dir is not None:
+        output_dir = os.path.normpath(output_dir)
+        if os.path.exists(output_dir):
+            raise FileExistsError(
+                f"`output_dir` {output_dir!r} exists: choose a new directory, or convert "
+                "in place (--inplace)"
+            )
+        if is_inside(output_dir, input_dir):
+            raise ValueError(
+                f"`output_dir` {output_dir!r} is inside `input_dir` {input_dir!r}: the "
+                "converted tree cannot be written into the tree it is converted from. "
+                "Choose a directory outside it."
+            )
     files = _python_files(input_dir)
     sources = {module_key(rel): _read(path) for rel, path in files.items()}
     by_key = convert_sources(sources)
@@ -143,16 +191,26 @@ def convert_tree(input_dir, output_dir=None):
     parent = os.path.dirname(os.path.abspath(output_dir))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(dir=parent, prefix=".convert-")
+    tree = os.path.join(staging, "tree")
     try:
-        tree = os.path.join(staging, "tree")
         shutil.copytree(input_dir, tree, symlinks=True)
         for rel in files:
             _write_atomically(os.path.join(tree, rel), results[rel].source,
                               mode_from=files[rel])
         os.replace(tree, output_dir)
+    except (OSError, shutil.Error) as e:
+        # Name the files where they were to go, not in the staging directory.
+        raise OSError(f"Cannot write the converted tree {output_dir!r}: "
+                      + str(e).replace(tree, output_dir)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return results
+
+
+def is_inside(path, directory):
+    """Whether `path` is `directory` or under it (links resolved)."""
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([path, directory]) == directory
 
 
 def counts(result):
