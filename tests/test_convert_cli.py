@@ -99,7 +99,8 @@ def listing(root):
 @pytest.mark.parametrize("args, message", [
     (["missing.py", "-o", "out.py"], "`input_path` must be an existing Python file. "
                                      "Received: 'missing.py'"),
-    (["src", "-o", "existing.py"], "-o 'existing.py' is an existing file: a directory `input_path`"),
+    (["src", "-o", "existing.py"],
+     "-o 'existing.py' is an existing file: a directory `input_path`"),
     (["src", "-o", "empty"], "-o 'empty' already exists"),
     (["src", "-o", "src/converted"], "-o 'src/converted' is inside `input_path` 'src'"),
     (["src", "-o", "."], "-o '.' already exists"),
