@@ -59,6 +59,8 @@ class CheckpointSaver(keras.callbacks.Callback):
     ```
     """
 
+    reads_loop_logs = True  # Gets the loop keys of `engine.logs`.
+
     def __init__(self, checkpoints, save_steps=None, save_secs=None, listeners=(),
                  on_saved=None):
         super().__init__()

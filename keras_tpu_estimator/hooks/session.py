@@ -280,6 +280,8 @@ class HookCallback(keras.callbacks.Callback):
     ```
     """
 
+    reads_loop_logs = True  # Gets the loop keys of `engine.logs`.
+
     def __init__(self, hook, mode):
         super().__init__()
         _check_mode(mode)

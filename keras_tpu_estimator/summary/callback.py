@@ -45,6 +45,8 @@ class SummaryCallback(keras.callbacks.Callback):
     ```
     """
 
+    reads_loop_logs = True  # Gets the loop keys of `engine.logs`.
+
     def __init__(self, logdir, every_n_steps):
         super().__init__()
         writers.check_logdir(logdir)
