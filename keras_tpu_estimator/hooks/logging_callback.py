@@ -62,6 +62,7 @@ class LoggingCallback(keras.callbacks.Callback):
         check_count("every_n_steps", every_n_steps, 1, allow_none=False)
         self.every_n_steps = int(every_n_steps)
         self._timer = Timer(every_steps=self.every_n_steps)
+        self._last_loss = None
 
     def on_train_begin(self, logs=None):
         self._timer.reset()
@@ -123,12 +124,17 @@ class EvaluationLoggingCallback(keras.callbacks.Callback):
     ```
     """
 
+    def __init__(self):
+        super().__init__()
+        self._started = None
+
     def on_test_begin(self, logs=None):
         self._started = time.perf_counter()
         log.info("Starting evaluation at %s", _timestamp())
 
     def on_test_end(self, logs=None):
-        log.info("Inference Time : %.5fs", time.perf_counter() - self._started)
+        if self._started is not None:
+            log.info("Inference Time : %.5fs", time.perf_counter() - self._started)
         log.info("Finished evaluation at %s", _timestamp())
         step = global_step_of(self.model)
         results = dict(logs or {}, global_step=step)
