@@ -13,12 +13,12 @@ absl's verbosity (`absl.logging.set_verbosity`, `--verbosity` under
   level decides and its handlers print.
 - Left without a level of its own, a line is also shown when TensorFlow's
   logger (`"tensorflow"`) or absl's (`"absl"`) is enabled for the line's
-  level, by that logger's handlers (and those it propagates to).
+  level, by the handlers nearest that logger (its own, else its parent's).
 
 Each line goes one of these ways only, and through a followed logger only
-to its nearest handlers, so it is never shown twice. By
-default (TensorFlow's and absl's default is WARNING), INFO lines are not
-shown.
+to its nearest handlers, so it is never shown twice. At the default
+verbosity (WARNING, for TensorFlow, and for absl outside `absl.app.run`,
+whose `--verbosity` defaults to INFO) INFO lines are not shown.
 
 ```python
 from keras_tpu_estimator.log_lines import logger
