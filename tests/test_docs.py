@@ -1,20 +1,28 @@
 """The documentation runs and is complete.
 
 Every ```python block of `docs/*.md` and `README.md` is executed: the blocks of
-one page run in order in one namespace, in a fresh interpreter (as a reader
-would run them: no `KERAS_BACKEND` set, a fresh `KERAS_HOME`), on CPU with 8
-devices, in a temporary working directory. A block preceded by the line
-`<!-- docs-test: skip ... -->` is not run; keep that for code that cannot run
-here (a TPU pod, a server, several hosts).
+one page run in order in one namespace, in a temporary working directory, on
+CPU with 8 devices. The pages run in one worker interpreter started as a
+reader's would be (no `KERAS_BACKEND` set, a fresh `KERAS_HOME`), each page in
+a fresh namespace, with Keras's global state reset after it; one interpreter
+for all pages saves importing TensorFlow, JAX and Keras once per page. (That
+importing `keras_tpu_estimator` after TensorFlow works is tests/test_import.py's
+subject.) A block preceded by the line `<!-- docs-test: skip ... -->` is not
+run; keep that for code that cannot run here (a TPU pod, a server, several
+hosts).
 
-Run one page by hand with `python tests/test_docs.py docs/estimator.md`.
+Run pages by hand with `python tests/test_docs.py docs/estimator.md ...`.
 """
 
+import contextlib
+import json
 import os
 import pathlib
 import re
+import select
 import subprocess
 import sys
+import traceback
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
@@ -63,9 +71,48 @@ def run_page(path):
         exec(compile("\n" * (line - 1) + code, str(path), "exec"), namespace)
 
 
+def _reset_global_state():
+    if "keras" in sys.modules:
+        import keras
+
+        keras.distribution.set_distribution(None)
+        keras.config.set_dtype_policy("float32")
+        keras.backend.clear_session()
+
+
+def serve():
+    """Runs the pages named on stdin, as `page<TAB>workdir` lines.
+
+    Answers one JSON line per page, `{"error": traceback or null}`, on the
+    original stdout; what a page prints goes to `workdir/output.txt`, and
+    what libraries write to the file descriptors 1 and 2 to `os.devnull`.
+    """
+    answers = os.fdopen(os.dup(1), "w")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    for request in sys.stdin:
+        page, workdir = request.rstrip("\n").split("\t")
+        os.chdir(workdir)
+        error = None
+        with open("output.txt", "w") as output, contextlib.redirect_stdout(output), \
+                contextlib.redirect_stderr(output):
+            try:
+                run_page(page)
+            except BaseException:  # noqa: B036  (SystemExit too: report, keep serving)
+                error = traceback.format_exc()
+            finally:
+                _reset_global_state()
+        answers.write(json.dumps({"error": error}) + "\n")
+        answers.flush()
+
+
 if __name__ == "__main__":
-    for page in sys.argv[1:]:
-        run_page(page)
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        for page in sys.argv[1:]:
+            run_page(page)
     sys.exit(0)
 
 
@@ -76,17 +123,55 @@ def _page_id(path):
     return str(path.relative_to(ROOT))
 
 
+PAGE_TIMEOUT_S = 600
+
+
+class _Worker:
+    """The interpreter that runs the pages (restarted if a page kills it)."""
+
+    def __init__(self, home):
+        self._home = home
+        self._process = None
+
+    def run(self, page, workdir):
+        if self._process is None or self._process.poll() is not None:
+            env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+            env.update(KERAS_HOME=str(self._home / "keras_home"), JAX_PLATFORMS="cpu",
+                       TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(ROOT))
+            self._process = subprocess.Popen(
+                [sys.executable, __file__, "--serve"], cwd=self._home, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._process.stdin.write(f"{page}\t{workdir}\n")
+        self._process.stdin.flush()
+        ready, _, _ = select.select([self._process.stdout], [], [], PAGE_TIMEOUT_S)
+        answer = self._process.stdout.readline() if ready else ""
+        if not answer:
+            self.close()
+            return f"the worker died or ran past {PAGE_TIMEOUT_S} s"
+        return json.loads(answer)["error"]
+
+    def close(self):
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    worker = _Worker(tmp_path_factory.mktemp("docs_worker"))
+    yield worker
+    worker.close()
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
-def test_every_python_block_of_the_page_runs(page, tmp_path):
+def test_every_python_block_of_the_page_runs(page, worker, tmp_path):
     if not any(not skipped for _, _, skipped in python_blocks(page.read_text())):
         pytest.skip("no runnable python block")
-    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
-    env.update(KERAS_HOME=str(tmp_path / "keras_home"), JAX_PLATFORMS="cpu",
-               TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(ROOT))
-    result = subprocess.run(
-        [sys.executable, __file__, str(page)], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
+    error = worker.run(page, tmp_path)
+    output = tmp_path / "output.txt"
+    printed = output.read_text()[-2000:] if output.exists() else ""
+    assert error is None, f"{error}\n--- the page printed (end) ---\n{printed}"
 
 
 @pytest.mark.parametrize(
