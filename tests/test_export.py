@@ -73,17 +73,36 @@ def test_export_saved_model_returns_the_timestamped_directory_as_bytes(trained):
     assert os.path.isfile(os.path.join(path, b"saved_model.pb"))
 
 
-def test_every_signature_serves_the_numbers_predict_gives(trained):
-    _, _, path, x, predicted = trained
-    loaded = tf.saved_model.load(path)
-    assert sorted(loaded.signatures) == ["classify", "regress", "serving_default"]
-    batch = tf.constant(x[:11])  # Any batch size: the batch dimension is variable.
+def serialized_examples(rows):
+    return tf.constant([
+        tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))
+        })).SerializeToString()
+        for row in rows
+    ])
 
-    served = {k: v.numpy() for k, v in loaded.signatures["serving_default"](x=batch).items()}
+
+@pytest.fixture(scope="module")
+def parsing_export(trained):
+    """The trained estimator exported with a receiver of serialized tf.train.Examples."""
+    estimator, base = trained[:2]
+    receiver_fn = kte.export.build_parsing_serving_input_receiver_fn(
+        {"x": tf.io.FixedLenFeature([DIM], tf.float32)}
+    )
+    return estimator.export_saved_model(str(base / "parsing"), receiver_fn)
+
+
+def test_every_signature_serves_the_numbers_predict_gives(trained, parsing_export):
+    x, predicted = trained[3:]
+    loaded = tf.saved_model.load(parsing_export)
+    assert sorted(loaded.signatures) == ["classify", "regress", "serving_default"]
+    examples = serialized_examples(x[:11])  # Any batch size: the batch dimension is variable.
+
+    served = {k: v.numpy() for k, v in loaded.signatures["serving_default"](examples=examples).items()}
     np.testing.assert_allclose(served["logits"], predicted["logits"][:11], atol=1e-5)
     np.testing.assert_array_equal(served["class_ids"], predicted["class_ids"][:11])
 
-    classify = loaded.signatures["classify"](x=batch)
+    classify = loaded.signatures["classify"](inputs=examples)
     np.testing.assert_allclose(
         classify["scores"].numpy(), keras.ops.softmax(predicted["logits"][:11]), atol=1e-5
     )
@@ -91,8 +110,13 @@ def test_every_signature_serves_the_numbers_predict_gives(trained):
         classify["classes"].numpy(), [str(c).encode() for c in predicted["class_ids"][:11]]
     )
 
-    regress = loaded.signatures["regress"](x=batch)
+    regress = loaded.signatures["regress"](inputs=examples)
     np.testing.assert_allclose(regress["outputs"].numpy(), predicted["logits"][:11, 0], atol=1e-5)
+
+
+def test_a_float_receiver_serves_the_predict_signature_only(trained):
+    loaded = tf.saved_model.load(trained[2])
+    assert list(loaded.signatures) == ["serving_default"]  # classify, regress: left out.
 
 
 def test_batch_normalization_exports_its_inference_behaviour(trained):
@@ -124,21 +148,11 @@ def test_variables_hold_the_weights_and_global_step_but_no_optimizer_slots(train
     np.testing.assert_allclose(loaded_values, expected, rtol=1e-6)
 
 
-def test_serialized_tf_examples_are_served(trained):
-    estimator, base, _, x, predicted = trained
-    receiver_fn = kte.export.build_parsing_serving_input_receiver_fn(
-        {"x": tf.io.FixedLenFeature([DIM], tf.float32)}
-    )
-    path = estimator.export_saved_model(str(base / "parsing"), receiver_fn)
-    examples = [
-        tf.train.Example(features=tf.train.Features(feature={
-            "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))
-        })).SerializeToString()
-        for row in x[:5]
-    ]
-    signature = tf.saved_model.load(path).signatures["serving_default"]
+def test_serialized_tf_examples_are_served(trained, parsing_export):
+    x, predicted = trained[3:]
+    signature = tf.saved_model.load(parsing_export).signatures["serving_default"]
     assert list(signature.structured_input_signature[1]) == ["examples"]
-    served = signature(examples=tf.constant(examples))
+    served = signature(examples=serialized_examples(x[:5]))
     np.testing.assert_allclose(served["logits"].numpy(), predicted["logits"][:5], atol=1e-5)
 
 
@@ -155,12 +169,10 @@ def test_receiver_alternatives_add_signatures_taking_other_inputs(trained):
 
     path = estimator.export_saved_model(str(base / "alternatives"), receiver_fn)
     signatures = tf.saved_model.load(path).signatures
-    assert sorted(signatures) == [
-        "classify", "classify:raw", "regress", "regress:raw", "serving_default",
-        "serving_default:raw",
-    ]
-    served = signatures["regress:raw"](x=tf.constant(x[:3]))
-    np.testing.assert_allclose(served["outputs"].numpy(), predicted["logits"][:3, 0], atol=1e-5)
+    # Named "<alternative>:<signature>"; classify and regress take examples only.
+    assert sorted(signatures) == ["classify", "raw:serving_default", "regress", "serving_default"]
+    served = signatures["raw:serving_default"](x=tf.constant(x[:3]))
+    np.testing.assert_allclose(served["logits"].numpy(), predicted["logits"][:3], atol=1e-5)
 
 
 def test_export_without_export_outputs_serves_the_predictions_dict(trained, tmp_path):

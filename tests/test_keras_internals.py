@@ -229,3 +229,30 @@ def test_take_initial_epoch_reads_what_backup_and_restore_set_once(tmp_path):
     backup.on_train_begin()
     assert _keras_internals.take_initial_epoch(fresh) == 3
     assert _keras_internals.take_initial_epoch(fresh) is None
+
+
+def test_mlir_context_reads_back_the_stablehlo_of_a_jax_export():
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    exported = jax.export.export(jax.jit(jax.numpy.sin))(jax.ShapeDtypeStruct((3,), "float32"))
+    with _keras_internals.mlir_context():
+        module = ir.Module.parse(
+            stablehlo.deserialize_portable_artifact_str(exported.mlir_module_serialized)
+        )
+        assert "stablehlo.sine" in str(module)
+
+
+def test_write_saved_model_fingerprint_hashes_the_saved_model_as_it_is(tmp_path):
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.f = tf.function(lambda x: x + 1.0, input_signature=[tf.TensorSpec((None,))])
+    tf.saved_model.save(module, str(tmp_path), signatures=module.f)
+    before = tf.saved_model.experimental.read_fingerprint(str(tmp_path)).signature_def_hash
+    proto = _keras_internals.saved_model_proto()
+    proto.ParseFromString((tmp_path / "saved_model.pb").read_bytes())
+    proto.meta_graphs[0].signature_def["serving_default"].method_name = "tensorflow/serving/regress"
+    (tmp_path / "saved_model.pb").write_bytes(proto.SerializeToString())
+    _keras_internals.write_saved_model_fingerprint(str(tmp_path))
+    assert tf.saved_model.experimental.read_fingerprint(str(tmp_path)).signature_def_hash != before

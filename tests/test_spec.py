@@ -231,7 +231,7 @@ def test_hooks_must_be_an_iterable(field, hooks):
 def test_export_outputs_map_names_to_export_outputs():
     outputs = {
         "serving_default": PredictOutput(LOGITS),
-        "reg": RegressionOutput(LABELS),
+        "reg": RegressionOutput(LOGITS[:, 0]),
     }
     spec = TPUEstimatorSpec(
         ModeKeys.PREDICT, predictions=LOGITS, export_outputs=outputs
@@ -375,9 +375,10 @@ def test_classification_output_values_must_be_tensors(field):
 
 
 def test_regression_output_names_its_value_outputs():
-    output = RegressionOutput(LABELS)
-    assert output.value is LABELS
-    assert output.outputs == {"outputs": LABELS}
+    value = LOGITS[:, 0]
+    output = RegressionOutput(value)
+    assert output.value is value
+    assert output.outputs == {"outputs": value}
 
 
 def test_regression_output_value_must_be_a_tensor():
@@ -390,7 +391,7 @@ def test_regression_output_value_must_be_a_tensor():
     [
         PredictOutput(LOGITS),
         ClassificationOutput(scores=LOGITS),
-        RegressionOutput(LABELS),
+        RegressionOutput(LOGITS[:, 0]),
     ],
     ids=lambda output: type(output).__name__,
 )

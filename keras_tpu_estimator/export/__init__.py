@@ -28,9 +28,11 @@ as it does for `predict`. TensorFlow is imported only when exporting.
 
 The package has one module per concept: `receivers` (serving input
 receivers), `tpu` (`inference_on_tpu`), `signatures` (the SavedModel
-signatures from the spec's `export_outputs`), `saved_model` (writing the
-export directory) and `from_checkpoint` (exporting a `model_dir`'s
-checkpoint, as `TPUEstimator.export_saved_model` does).
+signatures from the spec's `export_outputs`, as TensorFlow Serving's
+Predict, Classify and Regress APIs take them), `compatibility` (serving
+programs the oldest possible TensorFlow loads: 2.16), `saved_model`
+(writing the export directory) and `from_checkpoint` (exporting a
+`model_dir`'s checkpoint, as `TPUEstimator.export_saved_model` does).
 """
 
 from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion

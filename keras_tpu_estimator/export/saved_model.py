@@ -12,8 +12,10 @@ import shutil
 import time
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator.export import compatibility
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
 from keras_tpu_estimator.export.signatures import build_archive
+from keras_tpu_estimator.export.signatures import set_method_names
 from keras_tpu_estimator.spec import describe as _describe
 
 _log = logging.getLogger("keras_tpu_estimator")
@@ -251,8 +253,12 @@ def _write(model, directory, serving_input_receiver_fn, assets_extra, as_text, g
             f"serving_input_receiver_fn={_describe(serving_input_receiver_fn)}"
         )
     try:
-        archive = build_archive(model, serving_input_receiver_fn, global_step, platforms, restore)
-        archive.write_out(directory, verbose=verbose)
+        with compatibility.calling_convention():
+            archive, method_names = build_archive(
+                model, serving_input_receiver_fn, global_step, platforms, restore
+            )
+            archive.write_out(directory, verbose=verbose)
+        _finish(directory, method_names)
         if as_text:
             _to_text(directory)
         for destination, source in assets_extra.items():
@@ -262,6 +268,26 @@ def _write(model, directory, serving_input_receiver_fn, assets_extra, as_text, g
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
+
+
+def _finish(directory, method_names):
+    """What `tf.saved_model.save` cannot write: method names, older TensorFlow.
+
+    Sets the TensorFlow Serving method names of the signatures and makes the
+    serving programs loadable by the oldest TensorFlow that can run them
+    (`compatibility.make_loadable`), then writes the fingerprint again.
+    """
+    path = os.path.join(directory, "saved_model.pb")
+    proto = _keras_internals.saved_model_proto()
+    with open(path, "rb") as f:
+        proto.ParseFromString(f.read())
+    set_method_names(proto, method_names)
+    oldest = compatibility.make_loadable(proto)
+    with open(path, "wb") as f:
+        f.write(proto.SerializeToString())
+    _keras_internals.write_saved_model_fingerprint(directory)
+    if oldest is not None:
+        _log.info("The export loads in TensorFlow (and TensorFlow Serving) %s or later.", oldest)
 
 
 def _check_platforms(platforms):

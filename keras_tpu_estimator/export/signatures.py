@@ -4,8 +4,15 @@
 `export_outputs`; `build_archive` converts `model_fn` to TensorFlow once
 (`jax2tf`, StableHLO) and adds, for each signature and receiver alternative,
 a `tf.function` of the receiver tensors to a `keras.export.ExportArchive`.
+
+Signatures follow TensorFlow's `build_all_signature_defs`: a
+`ClassificationOutput` or `RegressionOutput` is a TensorFlow Serving Classify
+or Regress signature, whose one input `inputs` is the receiver's single
+string tensor (serialized `tf.train.Example`s); with other receiver tensors
+it is left out, and the report of what was included and excluded is logged.
 """
 
+import logging
 import warnings
 
 import keras
@@ -19,6 +26,9 @@ from keras_tpu_estimator.export.receivers import receiver_tensors_for
 from keras_tpu_estimator.spec import ClassificationOutput
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import PredictOutput
+from keras_tpu_estimator.spec import RegressionOutput
+
+_log = logging.getLogger("keras_tpu_estimator")
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
@@ -27,11 +37,6 @@ def _tf():
     import tensorflow as tf
 
     return tf
-
-
-def _input_signature(tensors):
-    tf = _tf()
-    return {key: tf.TensorSpec(t.shape, t.dtype, name=key) for key, t in tensors.items()}
 
 
 def _jax_dtype(dtype):
@@ -96,6 +101,11 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     picks its outputs. Tracked: the weights of `model.store` (BatchNorm
     statistics included) and a `global_step` variable; not the optimizer.
 
+    Signature names, inputs and kinds are TensorFlow's
+    (`build_all_signature_defs`): `<alternative>:<signature>` for receiver
+    alternatives; a Classify or Regress signature takes the receiver's one
+    string tensor as `inputs`, and is left out (logged) for other receivers.
+
     Args:
         model: an `EstimatorModel`; its PREDICT mode is built here if needed.
         serving_input_receiver_fn: see `export_saved_model`.
@@ -105,17 +115,21 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
             to load the weights to export; it returns their global step.
 
     Returns:
-        A `keras.export.ExportArchive`, ready for `write_out`.
+        `(archive, method_names)`: a `keras.export.ExportArchive`, ready for
+        `write_out`, and the TensorFlow Serving method name of each signature
+        (`"tensorflow/serving/classify"`, ...), which TensorFlow 2's
+        SavedModel writer does not set (see `set_method_names`).
 
     Raises:
         ValueError: see `call_receiver_fn` and `serving_signatures`; also for
-            a program that compiles for the CPU but not for `platforms`.
+            a program that compiles for the CPU but not for `platforms`, and
+            when no signature can be served through the receiver.
 
     Example:
 
     ```python
-    archive = build_archive(model, receiver_fn)
-    archive.write_out("serving/model")
+    archive, method_names = build_archive(model, receiver_fn)
+    archive.write_out("serving/model")  # Then set_method_names on its proto.
     ```
     """
     tf = _tf()
@@ -131,7 +145,7 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     if restore is not None:
         global_step = restore()
     step = model.global_step if global_step is None else int(global_step)
-    classifications = set()
+    kinds = {}
 
     def serve(features):
         if single:
@@ -141,9 +155,7 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
             spec = model.call_model_fn(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
                                building=False)
         signatures = serving_signatures(spec)
-        classifications.update(
-            k for k, v in signatures.items() if isinstance(v, ClassificationOutput)
-        )
+        kinds.update((k, type(v)) for k, v in signatures.items())
         return {k: dict(v.outputs) for k, v in signatures.items()}
 
     archive = keras.export.ExportArchive()
@@ -161,16 +173,118 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     finally:
         keras.distribution.set_distribution(previous)
 
-    alternatives = [None] + sorted(receiver.receiver_tensors_alternatives)
-    for signature in sorted(structure, key=lambda k: k != DEFAULT_SERVING_SIGNATURE_DEF_KEY):
-        for alternative in alternatives:
-            function = _signature_function(
-                receiver_tensors_for(receiver, alternative), alternative, to_features,
-                model_outputs, signature, signature in classifications,
-            )
-            name = signature if alternative is None else f"{signature}:{alternative}"
-            archive.add_endpoint(name, function)
-    return archive
+    method_names, excluded = {}, {}
+    for alternative in [None] + sorted(receiver.receiver_tensors_alternatives):
+        tensors = receiver_tensors_for(receiver, alternative)
+        for signature in sorted(structure, key=lambda k: k != DEFAULT_SERVING_SIGNATURE_DEF_KEY):
+            name = signature if alternative is None else f"{alternative}:{signature}"
+            try:
+                inputs = _signature_inputs(kinds[signature], tensors)
+            except ValueError as error:
+                excluded[name] = str(error)
+                continue
+            archive.add_endpoint(name, _signature_function(
+                tensors, inputs, alternative, to_features, model_outputs, signature, kinds[signature]
+            ))
+            method_names[name] = _method_name(kinds[signature])
+    _log_signature_report(method_names, excluded)
+    if not method_names:
+        raise ValueError(
+            "No signature can be served through this serving_input_receiver_fn: "
+            f"{excluded}. Classification and regression outputs need a receiver "
+            "of serialized tf.train.Examples (one string tensor); add a "
+            "PredictOutput for other receivers."
+        )
+    # keras.export.ExportArchive serves its first endpoint as the default.
+    method_names.setdefault(DEFAULT_SERVING_SIGNATURE_DEF_KEY, next(iter(method_names.values())))
+    return archive, method_names
+
+
+def set_method_names(saved_model, method_names):
+    """Sets the signatures' method names in a `SavedModel` proto.
+
+    TensorFlow 2's SavedModel writer names every signature
+    `tensorflow/serving/predict`; TensorFlow Serving's Classify and Regress
+    APIs serve only signatures named `tensorflow/serving/classify` and
+    `tensorflow/serving/regress`, as TensorFlow 1's writer named them.
+
+    Args:
+        saved_model: the `SavedModel` proto of `saved_model.pb`, changed in
+            place.
+        method_names: a dict of signature name to method name.
+
+    Example:
+
+    ```python
+    set_method_names(proto, {"classify": "tensorflow/serving/classify"})
+    ```
+    """
+    for meta_graph in saved_model.meta_graphs:
+        for name, method_name in method_names.items():
+            if name in meta_graph.signature_def:
+                meta_graph.signature_def[name].method_name = method_name
+
+
+def _method_name(kind):
+    tf = _tf()
+    return {
+        ClassificationOutput: tf.saved_model.CLASSIFY_METHOD_NAME,
+        RegressionOutput: tf.saved_model.REGRESS_METHOD_NAME,
+    }.get(kind, tf.saved_model.PREDICT_METHOD_NAME)
+
+
+def _signature_inputs(kind, tensors):
+    """`{input name: receiver tensor name}` of a signature of `kind`.
+
+    As TensorFlow's `ClassificationOutput.as_signature_def` (and
+    `RegressionOutput`'s): one string tensor, serialized `tf.train.Example`s,
+    input `inputs`; anything else raises TensorFlow's `ValueError`.
+    """
+    tf = _tf()
+    if kind is PredictOutput:
+        return {key: key for key in tensors}
+    api = "Classification" if kind is ClassificationOutput else "Regression"
+    if len(tensors) != 1 or next(iter(tensors.values())).dtype != tf.string:
+        raise ValueError(
+            f"{api} signatures can only accept a single tensor input of type "
+            "tf.string. Please check to make sure that you have structured the "
+            "serving_input_receiver_fn so that it creates a single string "
+            "placeholder. If your model function expects multiple inputs, then "
+            "use `tf.io.parse_example()` to parse the string into multiple "
+            f"tensors. Received: {_describe_tensors(tensors)}"
+        )
+    return {tf.saved_model.CLASSIFY_INPUTS: next(iter(tensors))}
+
+
+def _describe_tensors(tensors):
+    return "{" + ", ".join(
+        f"{k!r}: {t.dtype.name} {t.shape}" for k, t in tensors.items()
+    ) + "}"
+
+
+_FRIENDLY_METHOD_NAMES = {
+    "tensorflow/serving/classify": "Classify",
+    "tensorflow/serving/regress": "Regress",
+    "tensorflow/serving/predict": "Predict",
+}
+
+
+def _log_signature_report(method_names, excluded):
+    """Logs which signatures were exported and why others were not, as TensorFlow does."""
+    for method_name, friendly in _FRIENDLY_METHOD_NAMES.items():
+        names = [k for k, v in method_names.items() if v == method_name]
+        _log.info("Signatures INCLUDED in export for %s: %s", friendly, names or "None")
+    if excluded:
+        _log.info("Signatures EXCLUDED from export because they cannot be served "
+                  "via TensorFlow Serving APIs:")
+        for name, message in excluded.items():
+            _log.info("'%s' : %s", name, message)
+    if method_names and DEFAULT_SERVING_SIGNATURE_DEF_KEY not in method_names:
+        first = next(iter(method_names))
+        _log.warning(
+            "Export includes no default signature! As keras.export.ExportArchive "
+            "does, '%s' is also served as '%s'.", first, DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+        )
 
 
 def _convert(archive, serve, feature_signature, platforms):
@@ -226,18 +340,30 @@ def _build_predict_mode(model, feature_signature, single):
     model.build_from_batch(ModeKeys.PREDICT, (sample, None))
 
 
-def _signature_function(tensors, alternative, to_features, model_outputs, signature,
-                        classification):
+def _signature_function(tensors, inputs, alternative, to_features, model_outputs, signature,
+                        kind):
+    """The `tf.function` of a signature; `inputs` maps its input names to keys of `tensors`."""
     tf = _tf()
+    specs = {
+        name: tf.TensorSpec(tensors[key].shape, tensors[key].dtype, name=name)
+        for name, key in inputs.items()
+    }
 
-    @tf.function(input_signature=[_input_signature(tensors)], autograph=False)
-    def signature_function(inputs):
-        features = named_features(to_features(alternative, inputs))
+    @tf.function(input_signature=[specs], autograph=False)
+    def signature_function(received):
+        features = named_features(
+            to_features(alternative, {key: received[name] for name, key in inputs.items()})
+        )
         features = {k: tf.cast(v, _jax_dtype(v.dtype)) for k, v in features.items()}
         outputs = dict(model_outputs(features)[signature])
-        if classification and "classes" in outputs and outputs["classes"].dtype != tf.string:
-            # TensorFlow Serving's Classify API returns classes as strings.
-            outputs["classes"] = tf.strings.as_string(outputs["classes"])
+        if kind is not PredictOutput:
+            # TensorFlow Serving's Classify and Regress APIs carry float32
+            # scores and values, and classes as strings (JAX has no strings).
+            outputs = {
+                k: tf.strings.as_string(v) if k == "classes" and v.dtype != tf.string
+                else tf.cast(v, tf.float32) if v.dtype.is_floating else v
+                for k, v in outputs.items()
+            }
         return outputs
 
     signature_function.get_concrete_function()

@@ -1,5 +1,7 @@
 """Export outputs: what a serving signature returns (`ExportOutput` and kinds)."""
 
+import keras
+
 from keras_tpu_estimator.spec.checks import describe
 from keras_tpu_estimator.spec.checks import is_tensor
 
@@ -25,6 +27,33 @@ def _check_output_tensor(value, owner, name):
             f"{name}={describe(value)}"
         )
     return value
+
+
+def _dtype(value):
+    return keras.backend.standardize_dtype(getattr(value, "dtype", type(value)))
+
+
+def _check_dtype(value, owner, name, allowed, kinds):
+    """`value` if its dtype is one of `kinds` (`keras.backend.is_*_dtype` tests)."""
+    dtype = _dtype(value)
+    if not any(test(dtype) for test in kinds):
+        raise ValueError(
+            f"{owner} `{name}` must be a tensor of {allowed}. Received: "
+            f"{name} of dtype {dtype}"
+        )
+    return value
+
+
+def _is_float(dtype):
+    return keras.backend.is_float_dtype(dtype)
+
+
+def _is_int(dtype):
+    return keras.backend.is_int_dtype(dtype)
+
+
+def _is_string(dtype):
+    return dtype == "string"
 
 
 class PredictOutput(ExportOutput):
@@ -60,14 +89,22 @@ class PredictOutput(ExportOutput):
 class ClassificationOutput(ExportOutput):
     """Scores and/or classes returned by a `classify` signature.
 
+    As `tf.estimator.export.ClassificationOutput`, the export makes it a
+    TensorFlow Serving Classify signature (`tensorflow/serving/classify`)
+    when the receiver takes one string tensor (serialized
+    `tf.train.Example`s, input `inputs`), and leaves it out otherwise.
+
     Args:
-        scores: optional tensor of shape `(batch, num_classes)`, the score of
-            each class. Output name `"scores"`.
+        scores: optional float tensor of shape `(batch, num_classes)`, the
+            score of each class. Output name `"scores"` (float32).
         classes: optional tensor of shape `(batch, num_classes)`, the class
-            labels. Output name `"classes"`.
+            labels: integers (JAX has no strings; the signature returns them
+            as strings, as TensorFlow Serving wants) or strings. Output name
+            `"classes"`.
 
     Raises:
-        ValueError: if neither is given, or one is not a tensor.
+        ValueError: if neither is given, one is not a tensor, `scores` is
+            not floating point, or `classes` neither integer nor string.
 
     Example:
 
@@ -86,24 +123,32 @@ class ClassificationOutput(ExportOutput):
         self.classes = classes
         self.outputs = {}
         if scores is not None:
-            self.outputs["scores"] = _check_output_tensor(
-                scores, "ClassificationOutput", "scores"
+            _check_output_tensor(scores, "ClassificationOutput", "scores")
+            self.outputs["scores"] = _check_dtype(
+                scores, "ClassificationOutput", "scores", "floats", [_is_float]
             )
         if classes is not None:
-            self.outputs["classes"] = _check_output_tensor(
-                classes, "ClassificationOutput", "classes"
+            _check_output_tensor(classes, "ClassificationOutput", "classes")
+            self.outputs["classes"] = _check_dtype(
+                classes, "ClassificationOutput", "classes",
+                "integer class ids or string labels", [_is_int, _is_string],
             )
 
 
 class RegressionOutput(ExportOutput):
     """The value returned by a `regress` signature.
 
+    As `tf.estimator.export.RegressionOutput`, the export makes it a
+    TensorFlow Serving Regress signature (`tensorflow/serving/regress`) when
+    the receiver takes one string tensor (serialized `tf.train.Example`s,
+    input `inputs`), and leaves it out otherwise.
+
     Args:
-        value: a tensor of shape `(batch,)` or `(batch, 1)`. Output name
-            `"outputs"`.
+        value: a float tensor of shape `(batch,)` or `(batch, 1)`. Output
+            name `"outputs"` (float32).
 
     Raises:
-        ValueError: if `value` is not a tensor.
+        ValueError: if `value` is not a floating point tensor.
 
     Example:
 
@@ -113,7 +158,8 @@ class RegressionOutput(ExportOutput):
     """
 
     def __init__(self, value):
-        self.value = _check_output_tensor(value, "RegressionOutput", "value")
+        _check_output_tensor(value, "RegressionOutput", "value")
+        self.value = _check_dtype(value, "RegressionOutput", "value", "floats", [_is_float])
         self.outputs = {"outputs": value}
 
 
