@@ -26,7 +26,6 @@ import traceback
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-API_PAGES = sorted((ROOT / "docs" / "api").glob("*.md"))
 SKIP_MARKER = "<!-- docs-test: skip"
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)```+\s*(?P<lang>[\w+-]*)")
@@ -51,8 +50,8 @@ def python_blocks(text):
         while end < len(lines) and lines[end].strip() != "```":
             end += 1
         if lang in ("python", "py"):
-            previous = [line.strip() for line in lines[:i] if line.strip()]
-            skipped = bool(previous) and previous[-1].startswith(SKIP_MARKER)
+            previous = next((line.strip() for line in reversed(lines[:i]) if line.strip()), "")
+            skipped = previous.startswith(SKIP_MARKER)
             body = [line[len(indent):] if line.startswith(indent) else line.lstrip()
                     for line in lines[i + 1:end]]
             blocks.append((i + 2, "\n".join(body) + "\n", skipped))
