@@ -249,8 +249,12 @@ def test_programs_are_written_for_the_oldest_tensorflow_that_runs_them(tmp_path)
         assert b".py" not in module  # No source locations.
 
 
-def test_a_program_with_newer_operations_targets_a_newer_tensorflow(tmp_path):
+def test_a_program_with_newer_operations_targets_a_newer_tensorflow(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="keras_tpu_estimator")
     model, path = export(tmp_path, float_receiver, activation=keras.ops.tan)
+    assert "cannot be written for TensorFlow 2.16 (StableHLO 0.17.7): failed to legalize" in (
+        caplog.text
+    )
     oldest = [v[1] for v in compatibility.TENSORFLOW_VERSIONS if v[0] == "2.16"][0]
     targets = {stablehlo_version(module) for _, module in programs(path)}
     assert targets <= {v[1] for v in compatibility.TENSORFLOW_VERSIONS} - {oldest}

@@ -115,18 +115,25 @@ def _retarget(module, calling_convention):
 
     from keras_tpu_estimator import _keras_internals
 
-    with _keras_internals.mlir_context():
+    with _keras_internals.mlir_context() as context:
+        diagnostics = []
+        context.attach_diagnostic_handler(lambda d: diagnostics.append(str(d)) or True)
         parsed = ir.Module.parse(stablehlo.deserialize_portable_artifact_str(module))
         passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(parsed.operation)
-        current = parsed.operation.get_asm(binary=True)
-    for tensorflow, target, newest_convention in TENSORFLOW_VERSIONS:
-        if calling_convention > newest_convention:
-            continue
-        try:
-            return stablehlo.serialize_portable_artifact_str(current, target), tensorflow
-        except ValueError:
-            # The program has operations newer than this StableHLO.
-            continue
+        stripped = parsed.operation.get_asm(binary=True)
+        for tensorflow, target, newest_convention in TENSORFLOW_VERSIONS:
+            if calling_convention > newest_convention:
+                continue
+            try:
+                # Parsed again: a failed serialization may leave it half converted.
+                return (stablehlo.serialize_portable_artifact(ir.Module.parse(stripped), target),
+                        tensorflow)
+            except ValueError:
+                _log.info(
+                    "The serving program cannot be written for TensorFlow %s "
+                    "(StableHLO %s): %s", tensorflow, target, "; ".join(diagnostics)[:500],
+                )
+                diagnostics.clear()
     _log.warning(
         "The serving program uses StableHLO newer than TensorFlow %s's: it is "
         "exported as JAX wrote it, for a TensorFlow as recent as this JAX.",

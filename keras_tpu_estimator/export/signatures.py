@@ -169,14 +169,25 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     # Serving runs on one device: no layouts or sharding constraints inside.
     keras.distribution.set_distribution(None)
     try:
-        model_outputs, structure = _convert(archive, serve, feature_signature, platforms)
+        model_outputs = _convert(archive, serve, feature_signature, platforms)
     finally:
         keras.distribution.set_distribution(previous)
 
+    method_names = _add_signatures(archive, receiver, to_features, model_outputs, kinds)
+    return archive, method_names
+
+
+def _add_signatures(archive, receiver, to_features, model_outputs, kinds):
+    """Adds each servable signature to `archive`; returns their method names.
+
+    As TensorFlow's `build_all_signature_defs`: every export output on the
+    receiver tensors, then on each alternative (`<alternative>:<name>`);
+    those TensorFlow Serving cannot take are left out, and logged.
+    """
     method_names, excluded = {}, {}
     for alternative in [None] + sorted(receiver.receiver_tensors_alternatives):
         tensors = receiver_tensors_for(receiver, alternative)
-        for signature in sorted(structure, key=lambda k: k != DEFAULT_SERVING_SIGNATURE_DEF_KEY):
+        for signature in sorted(kinds, key=lambda k: k != DEFAULT_SERVING_SIGNATURE_DEF_KEY):
             name = signature if alternative is None else f"{alternative}:{signature}"
             try:
                 inputs = _signature_inputs(kinds[signature], tensors)
@@ -197,7 +208,7 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
         )
     # keras.export.ExportArchive serves its first endpoint as the default.
     method_names.setdefault(DEFAULT_SERVING_SIGNATURE_DEF_KEY, next(iter(method_names.values())))
-    return archive, method_names
+    return method_names
 
 
 def set_method_names(saved_model, method_names):
@@ -288,7 +299,7 @@ def _log_signature_report(method_names, excluded):
 
 
 def _convert(archive, serve, feature_signature, platforms):
-    """`serve` converted to TensorFlow in `archive`, and its output structure.
+    """`serve` converted to TensorFlow in `archive`, and traced once.
 
     A program that compiles for the CPU but not for another platform asked
     for is reported as such, rather than exported for fewer platforms.
@@ -310,7 +321,8 @@ def _convert(archive, serve, feature_signature, platforms):
                     "with_gradient": False,  # A serving graph; no custom gradients.
                 },
             )
-        return function, function.get_concrete_function().structured_outputs
+        function.get_concrete_function()
+        return function
 
     try:
         return convert(platforms)
