@@ -8,10 +8,16 @@ arrays. `as_source` turns any of them into a `Source`, whose `chunks` yields
 split over the devices and run as one compiled loop.
 
 Arrays are gathered straight into the `[steps, batch, ...]` layout (one copy,
-one shuffle permutation per epoch). Datasets are read batch by batch and
+one shuffle permutation per epoch). A `tf.data` dataset keeps its own
+batches (never unbatched or rebatched): tf.data stacks a loop's worth of
+them and prefetches, on its own threads, and the stacks are cut here into
+the loops' lengths (views). Other iterables are read batch by batch and
 stacked. A final short batch is dropped (training, as TPUs need static
 shapes), kept at its exact size (evaluation: every example counts once), or
 padded and marked (prediction: padding rows are cut off again).
+
+`prefetch` (a thread) and `look_ahead` (none) place chunks ahead of the
+loop; `engine.feed` says which input uses which.
 """
 
 import collections
@@ -129,6 +135,8 @@ def _pad_rows(tree, rows):
 class ArraySource:
     """In-memory arrays, batched and shuffled here."""
 
+    runs_ahead = False  # Chunks are gathered when asked for.
+
     def __init__(self, features, labels=None):
         features = jax.tree.map(np.asarray, features)
         labels = None if labels is None else jax.tree.map(np.asarray, labels)
@@ -217,7 +225,9 @@ class BatchSource:
 
     def __init__(self, batches):
         self.batches = batches
-        self._iterator = None
+        self._iterator = None  # Elements of an iterable, after a `sample` peek.
+        self._runs = None  # What `chunks` reads: `(batches, rows)` runs.
+        self._rest = None  # The part of a run a resumed read starts with.
 
     def sample(self, batch_size=None):
         """The first batch of `(features, labels)`, to build the model from.
@@ -237,13 +247,23 @@ class BatchSource:
             raise ValueError("The input is empty.")
         return jax.tree.map(np.asarray, split_features_labels(element))
 
+    @property
+    def runs_ahead(self):
+        """Whether tf.data reads and stacks the batches ahead, on its threads."""
+        return is_dataset(self.batches) and _stackable(self.batches)
+
+    def _new_runs(self, stack):
+        """Runs `(data, rows)`: `data` holds batches of `rows` rows stacked on
+        axis 0, at most `stack` of them (tf.data stacks them), or one."""
+        if self.runs_ahead:
+            return _dataset_runs(self.batches, stack)
+        iterator, self._iterator = self._iterator or self._new_iterator(), None
+        return _single_runs(iterator)
+
     def _new_iterator(self):
         if is_dataset(self.batches):
             return self.batches.as_numpy_iterator()
         return iter(self.batches)
-
-    def _peeked(self):
-        return isinstance(self._iterator, itertools.chain)
 
     def is_infinite(self):
         if not is_dataset(self.batches):
@@ -280,44 +300,130 @@ class BatchSource:
         stopped (for `steps_per_epoch` over a long or repeated dataset),
         and starts over once the input is exhausted.
 
+        A dataset keeps its own batches: tf.data stacks them for the loops
+        and prefetches (`padded_batch`, `prefetch(AUTOTUNE)`), so its
+        threads run the pipeline ahead; the stacks are cut here (views)
+        into the loops' lengths, and at short batches.
+
         Raises:
             ValueError: if a batch is larger than the batch size.
         """
         del shuffle, rng  # A dataset shuffles itself.
-        if self._iterator is None or (not resume and not self._peeked()):
-            self._iterator = self._new_iterator()
-        pending, taken = [], 0
-        for element in self._iterator:
-            batch = jax.tree.map(np.asarray, split_features_labels(element))
-            size = _batch_rows(batch)
-            if batch_size is None:
-                batch_size = size
-            if size > batch_size:
+        if self._runs is None or not resume:
+            self._runs, self._rest = self._new_runs(self._stack_size(
+                batch_size, steps, max_steps, max_bytes)), None
+        pending, taken = [], 0  # Full batches waiting for a chunk; batches read.
+        while max_steps is None or taken < max_steps:
+            run, self._rest = self._rest or next(self._runs, None), None
+            if run is None:
+                self._runs = None  # Exhausted: a resumed read starts over.
+                break
+            data, rows = run
+            batch_size = batch_size or rows
+            if rows > batch_size:
                 raise ValueError(
-                    f"The input yields batches of {size} examples, more than "
+                    f"The input yields batches of {rows} examples, more than "
                     f"the batch size {batch_size}. An input_fn must batch with "
                     "params['batch_size']."
                 )
-            if size < batch_size:
+            if max_steps is not None and taken + _length(data) > max_steps:
+                data, rest = _split(data, max_steps - taken)
+                self._rest = (rest, rows)
+            if rows < batch_size:
                 if pending:
-                    yield _stack(pending)
+                    yield _join(pending, rows=batch_size)
                     pending = []
-                if remainder != DROP:
-                    yield _short_chunk(batch, size, batch_size, remainder)
-                taken += 1
-            else:
-                pending.append(batch)
-                taken += 1
-                position = taken - len(pending)
-                if len(pending) >= steps_within_budget(steps, batch, max_bytes, position):
-                    yield _stack(pending)
+                for i in range(_length(data)):
+                    if remainder != DROP:
+                        one = jax.tree.map(lambda a, i=i: a[i], data)
+                        yield _short_chunk(one, rows, batch_size, remainder)
+                    taken += 1
+                continue
+            while _length(data):
+                waiting = sum(_length(p) for p in pending)
+                one = jax.tree.map(lambda a: a[0], data)
+                wanted = steps_within_budget(steps, one, max_bytes, taken - waiting)
+                head, data = _split(data, max(0, wanted - waiting))
+                pending.append(head)
+                taken += _length(head)
+                if waiting + _length(head) >= wanted:
+                    yield _join(pending, rows=batch_size)
                     pending = []
-            if max_steps is not None and taken >= max_steps:
-                break
-        else:
-            self._iterator = None  # Exhausted: a resumed read starts over.
         if pending:
-            yield _stack(pending)
+            yield _join(pending, rows=batch_size)
+
+    def _stack_size(self, batch_size, steps, max_steps, max_bytes):
+        """How many batches tf.data stacks: a loop's, within the budget."""
+        if not self.runs_ahead:
+            return 1
+        import tensorflow as tf
+
+        specs = tf.nest.flatten(self.batches.element_spec)
+        rows = batch_size or specs[0].shape[0] or 1
+        nbytes = sum(rows * s.shape[1:].num_elements() * s.dtype.size for s in specs)
+        stack = steps(0) if callable(steps) else steps
+        if max_bytes is not None:
+            stack = min(stack, max(1, int(max_bytes // max(1, nbytes))))
+        return max(1, min(stack, max_steps or stack))
+
+
+def _length(data):
+    return len(jax.tree.leaves(data)[0])
+
+
+def _split(data, count):
+    """`data`'s first `count` stacked batches and the rest (views)."""
+    return jax.tree.map(lambda a: a[:count], data), jax.tree.map(lambda a: a[count:], data)
+
+
+def _join(pieces, rows):
+    """One chunk of the stacked batches of `pieces` (copied only if several)."""
+    data = pieces[0] if len(pieces) == 1 else jax.tree.map(
+        lambda *xs: np.concatenate(xs), *pieces
+    )
+    steps = _length(data)
+    return Chunk(data, steps, steps * rows, True)
+
+
+def _single_runs(elements):
+    for element in elements:
+        batch = jax.tree.map(np.asarray, split_features_labels(element))
+        yield jax.tree.map(lambda a: a[None], batch), _batch_rows(batch)
+
+
+def _stackable(dataset):
+    """Whether tf.data can stack the batches: dense, static but for the batch."""
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(dataset.element_spec)
+    return all(
+        isinstance(s, tf.TensorSpec) and s.shape.rank and None not in s.shape[1:].as_list()
+        for s in specs
+    )
+
+
+def _dataset_runs(dataset, stack):
+    """Runs of `stack` batches stacked by tf.data, cut where the rows change.
+
+    Each batch carries its row count, and `padded_batch` pads a short batch
+    to the others' size; the padding is cut off here.
+    """
+    import tensorflow as tf
+
+    def with_rows(*element):  # A tuple arrives unpacked.
+        return element, tf.shape(tf.nest.flatten(element)[0])[0]
+
+    stacks = dataset.map(with_rows).padded_batch(stack).prefetch(tf.data.AUTOTUNE)
+    for element, rows in stacks.as_numpy_iterator():
+        data = split_features_labels(element)
+        start = 0
+        while start < len(rows):
+            end = start + 1
+            while end < len(rows) and rows[end] == rows[start]:
+                end += 1
+            count = int(rows[start])
+            yield jax.tree.map(lambda a: a[start:end, :count], data), count
+            start = end
 
 
 class GroupedSource(BatchSource):
@@ -414,17 +520,17 @@ def _batch_rows(batch):
     return leaves[0].shape[0]
 
 
-def _stack(batches):
-    data = jax.tree.map(lambda *xs: np.stack(xs), *batches)
-    return Chunk(data, len(batches), len(batches) * _batch_rows(batches[0]), True)
-
-
 class prefetch:
     """Iterates `place(item)` for `items`, prepared `depth` ahead on a thread.
 
     While the devices run the current loop, the next chunks are gathered on
     the host and transferred (double buffering). Errors of the producer are
     raised by the consumer; `close()` stops the producer early.
+
+    For arrays gathered on the host and iterables other than `tf.data`:
+    their chunks are made in Python, and without a thread that work would
+    wait for the loop before it (the loop's outputs are read before the
+    next chunk is asked for). A `tf.data` input uses `look_ahead` instead.
     """
 
     _DONE = object()
@@ -476,3 +582,49 @@ class prefetch:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class look_ahead:
+    """Iterates `place(item)` for `items`, placing `depth` items ahead.
+
+    Keras's JAX trainer pattern (`_one_batch_ahead_iterator`): `place`
+    starts asynchronous transfers (`jax.device_put`), so the next chunks
+    travel to the devices while the current loop runs; no thread. `close()`
+    closes `items` (a generator stops reading its input).
+    """
+
+    def __init__(self, items, place, depth=1):
+        self._items = iter(items)
+        self._place = place
+        self._depth = depth
+        self._ahead = collections.deque()
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while not self._done and len(self._ahead) <= self._depth:
+            item = next(self._items, _END)
+            if item is _END:
+                self._done = True
+            else:
+                self._ahead.append(self._place(item))
+        if not self._ahead:
+            raise StopIteration
+        return self._ahead.popleft()
+
+    def close(self):
+        self._done = True
+        self._ahead.clear()
+        if hasattr(self._items, "close"):
+            self._items.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+_END = object()

@@ -1,5 +1,6 @@
 """inputs: from arrays, datasets and input_fns to stacked loop chunks."""
 
+import jax
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -129,3 +130,85 @@ def test_prefetch_close_stops_an_endless_producer():
 
     with inputs.prefetch(endless(), lambda i: i) as fetched:
         assert next(fetched) == 0
+
+
+def labelled(n):
+    return tf.data.Dataset.from_tensor_slices(arrays(n))
+
+
+# Datasets whose batches tf.data stacks, with short batches at the end or inside.
+STACKED_DATASETS = {
+    "full batches": lambda: labelled(24).batch(4),
+    "a short last batch": lambda: labelled(22).batch(4),
+    "short batches inside": lambda: labelled(10).batch(4).repeat(3),
+    "drop_remainder": lambda: labelled(22).batch(4, drop_remainder=True),
+    "features alone": lambda: tf.data.Dataset.from_tensor_slices(arrays(22)[0]).batch(4),
+}
+
+
+def one_by_one(dataset):
+    """The same batches as an iterable that is not a dataset (read batch by batch)."""
+    return inputs.BatchSource(iter(list(dataset.as_numpy_iterator())))
+
+
+def summary(chunks):
+    return [(c.steps, c.size, c.stacked, [a.tolist() for a in jax.tree.leaves(c.data)])
+            for c in chunks]
+
+
+@pytest.mark.parametrize("name", list(STACKED_DATASETS))
+@pytest.mark.parametrize("remainder", [inputs.DROP, inputs.EXACT, inputs.PAD])
+@pytest.mark.parametrize("steps, max_steps, max_bytes", [
+    (1, None, None), (3, None, None), (4, 5, None), (lambda p: 1 + p % 2, None, None),
+    (4, None, 2 * 64),  # Two batches of 4 rows: float32 (4, 2) and int64 (4,).
+])
+def test_tf_data_stacks_the_chunks_that_reading_batch_by_batch_gives(name, remainder, steps,
+                                                                      max_steps, max_bytes):
+    dataset = STACKED_DATASETS[name]()
+    source = inputs.as_source(dataset)
+    assert source.runs_ahead
+    kwargs = dict(remainder=remainder, max_steps=max_steps, max_bytes=max_bytes)
+    assert summary(source.chunks(4, steps, **kwargs)) == summary(
+        one_by_one(dataset).chunks(4, steps, **kwargs)
+    )
+
+
+def test_a_dataset_tf_data_cannot_stack_is_read_batch_by_batch():
+    ragged = tf.data.Dataset.range(1, 9).map(lambda n: tf.ones(n)).padded_batch(4)
+    source = inputs.as_source(ragged)
+    assert not source.runs_ahead
+    assert [c.data[0].shape for c in source.chunks(4, 1, remainder=inputs.EXACT)] == [
+        (1, 4, 4), (1, 4, 8)
+    ]
+
+
+def test_resumed_reading_continues_inside_a_stack():
+    source = inputs.as_source(labelled(24).batch(4))
+    read = lambda: [c.data[1][:, 0].tolist() for c in source.chunks(
+        4, 3, remainder=inputs.DROP, max_steps=4, resume=True)]
+    assert read() == [[0, 4, 8], [12]]
+    assert read() == [[16, 20]]
+    assert read() == [[0, 4, 8], [12]]
+
+
+def test_look_ahead_places_one_item_ahead_in_order():
+    placed = []
+
+    def place(item):
+        placed.append(item)
+        return item * 10
+
+    ahead = inputs.look_ahead(iter(range(3)), place)
+    assert next(ahead) == 0 and placed == [0, 1]
+    assert list(ahead) == [10, 20]
+
+
+def test_look_ahead_close_closes_the_input():
+    def endless():
+        while True:
+            yield 0
+
+    items = endless()
+    with inputs.look_ahead(items, lambda i: i) as ahead:
+        assert next(ahead) == 0
+    assert next(items, "closed") == "closed"

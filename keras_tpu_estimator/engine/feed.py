@@ -4,9 +4,23 @@
 dataset or arrays) into a source (`inputs`), calling an `input_fn` as
 `per_host_input_for_training` deploys it (`context.plan_input`); cuts the
 source into chunks, one per on-device loop; places each chunk on the
-devices (`placement`) on a background thread, ahead of the loop. Training
-arrays small enough are placed on every device once (`resident`), and the
-chunks then hold only example indices into them.
+devices (`placement`) ahead of the loop. Training arrays small enough are
+placed on every device once (`resident`), and the chunks then hold only
+example indices into them.
+
+Who works ahead of the loop:
+
+- a `tf.data` dataset: tf.data itself, on its threads (it reads, stacks
+  the loop's batches and prefetches); here only the next chunk's transfer
+  is started early (`inputs.look_ahead`, asynchronous `jax.device_put`, as
+  Keras's JAX trainer does);
+- resident arrays: nothing to prepare (indices); the same look-ahead;
+- arrays gathered on the host, and other iterables: a thread
+  (`inputs.prefetch`) gathers or stacks the next chunks and places them
+  while the devices run the current loop. Nothing else does that job:
+  Keras's array and generator adapters slice batches on the calling
+  thread, and a tf.data pipeline over the arrays would copy them into its
+  graph and shuffle example by example.
 """
 
 import jax
@@ -204,6 +218,10 @@ class Feed:
             )
             return chunk._replace(data=data)
 
+        if kwargs.get("indices") or getattr(source, "runs_ahead", False):
+            # tf.data reads and stacks ahead on its own threads, and indices
+            # cost nothing to make: only the transfer is started early.
+            return inputs_lib.look_ahead(chunks, place)
         return inputs_lib.prefetch(chunks, place)
 
 
