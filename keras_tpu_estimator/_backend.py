@@ -21,14 +21,14 @@ in the package does.
 """
 
 import importlib
-import logging
 import os
 import sys
 import types
 
+from keras_tpu_estimator.log_lines import logger as _log
+
 BACKEND = "jax"
 
-_log = logging.getLogger("keras_tpu_estimator")
 
 
 def _is_keras_module_name(name):

@@ -23,9 +23,8 @@ convention 9 and JAX can no longer write 8.
 """
 
 import contextlib
-import logging
 
-_log = logging.getLogger("keras_tpu_estimator")
+from keras_tpu_estimator.log_lines import logger as _log
 
 # (TensorFlow version, its StableHLO version, the newest XlaCallModule
 # calling convention it runs), from each release's

@@ -6,7 +6,6 @@ Every export is written under a temporary name and renamed once complete
 sees half an export. `assets_extra` files are copied into `assets.extra/`.
 """
 
-import logging
 import os
 import shutil
 import time
@@ -17,8 +16,8 @@ from keras_tpu_estimator.export.receivers import build_raw_serving_input_receive
 from keras_tpu_estimator.export.signatures import build_archive
 from keras_tpu_estimator.export.signatures import set_method_names
 from keras_tpu_estimator.spec import describe as _describe
+from keras_tpu_estimator.log_lines import logger as _log
 
-_log = logging.getLogger("keras_tpu_estimator")
 
 _ASSETS_EXTRA = "assets.extra"
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")

@@ -12,7 +12,6 @@ string tensor (serialized `tf.train.Example`s); with other receiver tensors
 it is left out, and the report of what was included and excluded is logged.
 """
 
-import logging
 import warnings
 
 import keras
@@ -27,8 +26,8 @@ from keras_tpu_estimator.spec import ClassificationOutput
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import PredictOutput
 from keras_tpu_estimator.spec import RegressionOutput
+from keras_tpu_estimator.log_lines import logger as _log
 
-_log = logging.getLogger("keras_tpu_estimator")
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 

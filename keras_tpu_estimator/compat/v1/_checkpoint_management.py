@@ -19,14 +19,13 @@ take such names. A `model_dir` of TensorFlow checkpoints gives TensorFlow's
 own paths. They are re-exported by `keras_tpu_estimator.compat.v1.train`.
 """
 
-import logging
 import numbers
 import os
 import time
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
+from keras_tpu_estimator.log_lines import logger
 
-logger = logging.getLogger("keras_tpu_estimator")
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):

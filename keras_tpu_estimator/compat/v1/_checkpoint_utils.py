@@ -6,7 +6,6 @@ or `scaffold_fn` sets initial values from a TensorFlow 1.x/2.x checkpoint
 `tf1.train.*`.
 """
 
-import logging
 
 import keras
 
@@ -14,8 +13,8 @@ from keras_tpu_estimator import checkpoint as checkpoint_lib
 from keras_tpu_estimator import initialization
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.log_lines import logger
 
-logger = logging.getLogger("keras_tpu_estimator")
 
 
 class Scaffold:
