@@ -143,3 +143,21 @@ def test_evaluation_and_prediction_count_as_keras_does(model, make_input, mode):
     run(model, mode, make_input(), ours)
     run(reference, mode, make_input(), theirs)
     assert ours.params["steps"] == theirs.params["steps"]
+
+
+@pytest.mark.parametrize("deployment", [
+    kte.InputPipelineConfig.PER_HOST_V1,
+    kte.InputPipelineConfig.PER_HOST_V2,  # One call: 8 consecutive batches a step.
+    kte.InputPipelineConfig.PER_SHARD_V1,  # Eight calls: a batch of each a step.
+])
+@pytest.mark.parametrize("mode", [TRAIN, EVAL, PREDICT])
+@pytest.mark.parametrize("n", [FULL, SHORT])
+def test_input_fn_deployments_count_the_steps_that_run(deployment, mode, n):
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(
+        iterations_per_loop=4, per_host_input_for_training=deployment))
+    model = kte.EstimatorModel(linear_fn, config=config, train_batch_size=BATCH,
+                               eval_batch_size=BATCH, predict_batch_size=BATCH)
+    model.compile()
+    counter = StepCounter()
+    run(model, mode, input_fn_of(n, drop_remainder=mode == TRAIN), counter)
+    assert counter.params["steps"] == counter.ran[0]
