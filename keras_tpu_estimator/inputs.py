@@ -16,18 +16,17 @@ stacked. A final short batch is dropped (training, as TPUs need static
 shapes), kept at its exact size (evaluation: every example counts once), or
 padded and marked (prediction: padding rows are cut off again).
 
-`prefetch` (a thread) and `look_ahead` (none) place chunks ahead of the
-loop; `engine.feed` says which input uses which.
+`engine.ahead` places the chunks ahead of the loop; `tf_data` holds what
+is asked of a dataset.
 """
 
 import collections
 import itertools
-import queue
-import threading
 
 import jax
 import numpy as np
 
+from keras_tpu_estimator import tf_data
 from keras_tpu_estimator.model_fn import call_input_fn
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
@@ -250,13 +249,14 @@ class BatchSource:
     @property
     def runs_ahead(self):
         """Whether tf.data reads and stacks the batches ahead, on its threads."""
-        return is_dataset(self.batches) and _stackable(self.batches)
+        return is_dataset(self.batches) and tf_data.stackable(self.batches)
 
     def _new_runs(self, stack):
         """Runs `(data, rows)`: `data` holds batches of `rows` rows stacked on
         axis 0, at most `stack` of them (tf.data stacks them), or one."""
         if self.runs_ahead:
-            return _dataset_runs(self.batches, stack)
+            return ((split_features_labels(element), rows)
+                    for element, rows in tf_data.stacked_runs(self.batches, stack))
         iterator, self._iterator = self._iterator or self._new_iterator(), None
         return _single_runs(iterator)
 
@@ -276,11 +276,7 @@ class BatchSource:
         """The steps `chunks(batch_size, remainder=remainder)` gives one pass.
 
         From a dataset's cardinality, as Keras counts its progress bar's
-        steps. Training (`remainder="drop"`) skips short batches: the
-        count is known when every batch is full, which a static batch
-        dimension (`batch(..., drop_remainder=True)`) tells, or else the
-        size of the last batch, read by tf.data's random access
-        (`tf.data.experimental.at`) where the dataset offers it.
+        steps (see `tf_data.num_steps`: training skips short batches).
 
         Returns:
             The number of steps, or None when it is unknown (an iterable
@@ -289,7 +285,7 @@ class BatchSource:
         """
         if not is_dataset(self.batches):
             return None
-        return _dataset_steps(self.batches, batch_size, remainder)
+        return tf_data.num_steps(self.batches, batch_size, drop_short=remainder == DROP)
 
     def chunks(self, batch_size, steps, *, remainder, shuffle=False, max_steps=None,
                max_bytes=None, rng=None, resume=False):
@@ -356,11 +352,7 @@ class BatchSource:
         """How many batches tf.data stacks: a loop's, within the budget."""
         if not self.runs_ahead:
             return 1
-        import tensorflow as tf
-
-        specs = tf.nest.flatten(self.batches.element_spec)
-        rows = batch_size or specs[0].shape[0] or 1
-        nbytes = sum(rows * s.shape[1:].num_elements() * s.dtype.size for s in specs)
+        nbytes = tf_data.batch_bytes(self.batches, batch_size)
         stack = steps(0) if callable(steps) else steps
         if max_bytes is not None:
             stack = min(stack, max(1, int(max_bytes // max(1, nbytes))))
@@ -389,41 +381,6 @@ def _single_runs(elements):
     for element in elements:
         batch = jax.tree.map(np.asarray, split_features_labels(element))
         yield jax.tree.map(lambda a: a[None], batch), _batch_rows(batch)
-
-
-def _stackable(dataset):
-    """Whether tf.data can stack the batches: dense, static but for the batch."""
-    import tensorflow as tf
-
-    specs = tf.nest.flatten(dataset.element_spec)
-    return all(
-        isinstance(s, tf.TensorSpec) and s.shape.rank and None not in s.shape[1:].as_list()
-        for s in specs
-    )
-
-
-def _dataset_runs(dataset, stack):
-    """Runs of `stack` batches stacked by tf.data, cut where the rows change.
-
-    Each batch carries its row count, and `padded_batch` pads a short batch
-    to the others' size; the padding is cut off here.
-    """
-    import tensorflow as tf
-
-    def with_rows(*element):  # A tuple arrives unpacked.
-        return element, tf.shape(tf.nest.flatten(element)[0])[0]
-
-    stacks = dataset.map(with_rows).padded_batch(stack).prefetch(tf.data.AUTOTUNE)
-    for element, rows in stacks.as_numpy_iterator():
-        data = split_features_labels(element)
-        start = 0
-        while start < len(rows):
-            end = start + 1
-            while end < len(rows) and rows[end] == rows[start]:
-                end += 1
-            count = int(rows[start])
-            yield jax.tree.map(lambda a: a[start:end, :count], data), count
-            start = end
 
 
 class GroupedSource(BatchSource):
@@ -487,144 +444,8 @@ class GroupedSource(BatchSource):
         return complete + int(remainder != DROP and counts[0] > complete * self.group)
 
 
-def _dataset_steps(dataset, batch_size, remainder):
-    import tensorflow as tf
-
-    count = int(dataset.cardinality())
-    if count < 0:
-        return None  # tf.data.UNKNOWN_CARDINALITY or INFINITE_CARDINALITY.
-    if remainder != DROP or count == 0:
-        return count
-    static_rows = tf.nest.flatten(dataset.element_spec)[0].shape[:1].as_list()
-    if static_rows and static_rows[0] is not None:
-        # Every batch has this size: all run, or none is full.
-        return count if batch_size in (None, static_rows[0]) else 0
-
-    def rows_at(index):
-        element = tf.data.experimental.at(dataset, index)
-        return _batch_rows(jax.tree.map(np.asarray, split_features_labels(element)))
-
-    try:  # Random access reads one batch, where the dataset offers it.
-        full = rows_at(count - 1) == (batch_size or rows_at(0))
-    except (tf.errors.OpError, TypeError, ValueError, NotImplementedError):
-        return None
-    # A short last batch may be one of several (a dataset batched, then
-    # repeated): their number is unknown.
-    return count if full else None
-
-
 def _batch_rows(batch):
     leaves = jax.tree.leaves(batch)
     if not leaves or not leaves[0].ndim:
         raise ValueError("Input batches must be arrays with a leading batch dimension.")
     return leaves[0].shape[0]
-
-
-class prefetch:
-    """Iterates `place(item)` for `items`, prepared `depth` ahead on a thread.
-
-    While the devices run the current loop, the next chunks are gathered on
-    the host and transferred (double buffering). Errors of the producer are
-    raised by the consumer; `close()` stops the producer early.
-
-    For arrays gathered on the host and iterables other than `tf.data`:
-    their chunks are made in Python, and without a thread that work would
-    wait for the loop before it (the loop's outputs are read before the
-    next chunk is asked for). A `tf.data` input uses `look_ahead` instead.
-    """
-
-    _DONE = object()
-
-    def __init__(self, items, place, depth=2):
-        self._queue = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._produce, args=(items, place), daemon=True
-        )
-        self._thread.start()
-
-    def _produce(self, items, place):
-        try:
-            for item in items:
-                if self._stop.is_set():
-                    return
-                self._put((place(item), None))
-        except BaseException as error:  # Handed to the consumer.
-            self._put((None, error))
-            return
-        self._put((self._DONE, None))
-
-    def _put(self, entry):
-        while not self._stop.is_set():
-            try:
-                self._queue.put(entry, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        item, error = self._queue.get()
-        if error is not None:
-            raise error
-        if item is self._DONE:
-            raise StopIteration
-        return item
-
-    def close(self):
-        self._stop.set()
-        self._thread.join()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class look_ahead:
-    """Iterates `place(item)` for `items`, placing `depth` items ahead.
-
-    Keras's JAX trainer pattern (`_one_batch_ahead_iterator`): `place`
-    starts asynchronous transfers (`jax.device_put`), so the next chunks
-    travel to the devices while the current loop runs; no thread. `close()`
-    closes `items` (a generator stops reading its input).
-    """
-
-    def __init__(self, items, place, depth=1):
-        self._items = iter(items)
-        self._place = place
-        self._depth = depth
-        self._ahead = collections.deque()
-        self._done = False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while not self._done and len(self._ahead) <= self._depth:
-            item = next(self._items, _END)
-            if item is _END:
-                self._done = True
-            else:
-                self._ahead.append(self._place(item))
-        if not self._ahead:
-            raise StopIteration
-        return self._ahead.popleft()
-
-    def close(self):
-        self._done = True
-        self._ahead.clear()
-        if hasattr(self._items, "close"):
-            self._items.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-_END = object()

@@ -110,28 +110,6 @@ def test_split_features_labels(element, expected):
     assert inputs.split_features_labels(element) == expected
 
 
-def test_prefetch_yields_in_order_and_raises_producer_errors():
-    def items():
-        yield 1
-        yield 2
-        raise RuntimeError("input broke")
-
-    fetched = inputs.prefetch(items(), lambda i: i * 10)
-    assert next(fetched) == 10 and next(fetched) == 20
-    with pytest.raises(RuntimeError, match="input broke"):
-        next(fetched)
-    fetched.close()
-
-
-def test_prefetch_close_stops_an_endless_producer():
-    def endless():
-        while True:
-            yield 0
-
-    with inputs.prefetch(endless(), lambda i: i) as fetched:
-        assert next(fetched) == 0
-
-
 def labelled(n):
     return tf.data.Dataset.from_tensor_slices(arrays(n))
 
@@ -189,26 +167,3 @@ def test_resumed_reading_continues_inside_a_stack():
     assert read() == [[0, 4, 8], [12]]
     assert read() == [[16, 20]]
     assert read() == [[0, 4, 8], [12]]
-
-
-def test_look_ahead_places_one_item_ahead_in_order():
-    placed = []
-
-    def place(item):
-        placed.append(item)
-        return item * 10
-
-    ahead = inputs.look_ahead(iter(range(3)), place)
-    assert next(ahead) == 0 and placed == [0, 1]
-    assert list(ahead) == [10, 20]
-
-
-def test_look_ahead_close_closes_the_input():
-    def endless():
-        while True:
-            yield 0
-
-    items = endless()
-    with inputs.look_ahead(items, lambda i: i) as ahead:
-        assert next(ahead) == 0
-    assert next(items, "closed") == "closed"

@@ -5,7 +5,7 @@
 - `state`: the named per-mode states and the one global-step holder.
 - `steps`: the pure steps `(state, batch) -> (state, outputs)`.
 - `loop`: loop programs, compiled once per key; the runner; the schedule.
-- `feed` and `placement`: input to placed, prefetched chunks.
+- `feed`, `ahead` and `placement`: input to placed, prefetched chunks.
 - `host_call`: the spec's `host_call`, run on the host after each loop.
 - `logs`: what callbacks are told after each loop.
 """

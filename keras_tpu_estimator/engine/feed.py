@@ -12,11 +12,11 @@ Who works ahead of the loop:
 
 - a `tf.data` dataset: tf.data itself, on its threads (it reads, stacks
   the loop's batches and prefetches); here only the next chunk's transfer
-  is started early (`inputs.look_ahead`, asynchronous `jax.device_put`, as
+  is started early (`ahead.look_ahead`, asynchronous `jax.device_put`, as
   Keras's JAX trainer does);
 - resident arrays: nothing to prepare (indices); the same look-ahead;
 - arrays gathered on the host, and other iterables: a thread
-  (`inputs.prefetch`) gathers or stacks the next chunks and places them
+  (`ahead.prefetch`) gathers or stacks the next chunks and places them
   while the devices run the current loop. Nothing else does that job:
   Keras's array and generator adapters slice batches on the calling
   thread, and a tf.data pipeline over the arrays would copy them into its
@@ -31,6 +31,7 @@ import jax
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import inputs as inputs_lib
+from keras_tpu_estimator.engine import ahead
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -224,8 +225,8 @@ class Feed:
         if kwargs.get("indices") or source.runs_ahead:
             # tf.data reads and stacks ahead on its own threads, and indices
             # cost nothing to make: only the transfer is started early.
-            return inputs_lib.look_ahead(chunks, place)
-        return inputs_lib.prefetch(chunks, place)
+            return ahead.look_ahead(chunks, place)
+        return ahead.prefetch(chunks, place)
 
 
 def sample_of(chunk, resident=None):

@@ -1,0 +1,107 @@
+"""What the input side asks of a `tf.data.Dataset`, in tf.data's own terms.
+
+A dataset's steps come from its `cardinality()` (as Keras counts them), and
+its batches are stacked for the on-device loops by tf.data itself
+(`padded_batch`, then `prefetch(tf.data.AUTOTUNE)`), so that its threads
+read, stack and prefetch while the devices run. TensorFlow is imported only
+when a dataset is used.
+
+Example:
+
+```python
+dataset = tf.data.Dataset.range(10).batch(4)  # Batches of 4, 4 and 2.
+tf_data.num_steps(dataset, batch_size=4, drop_short=False)  # 3
+tf_data.num_steps(dataset, batch_size=4, drop_short=True)  # None: which are short?
+```
+"""
+
+import jax
+
+
+def num_steps(dataset, batch_size, drop_short):
+    """The batches of one pass that run, from the dataset's cardinality.
+
+    Args:
+        dataset: a `tf.data.Dataset` of batches.
+        batch_size: the rows of a full batch, or None (the first batch's).
+        drop_short: whether batches of fewer rows are skipped (training).
+            The count is then known when every batch is full: a static
+            batch dimension (`batch(..., drop_remainder=True)`) says so, or
+            a full last batch, read by tf.data's random access
+            (`tf.data.experimental.at`) where the dataset offers it.
+
+    Returns:
+        The number of steps, or None when unknown: an unknown or infinite
+        cardinality, or, with `drop_short`, short batches not counted.
+    """
+    import tensorflow as tf
+
+    count = int(dataset.cardinality())
+    if count < 0:
+        return None  # tf.data.UNKNOWN_CARDINALITY or INFINITE_CARDINALITY.
+    if not drop_short or count == 0:
+        return count
+    static_rows = tf.nest.flatten(dataset.element_spec)[0].shape[:1].as_list()
+    if static_rows and static_rows[0] is not None:
+        # Every batch has this size: all run, or none is full.
+        return count if batch_size in (None, static_rows[0]) else 0
+
+    def rows_at(index):
+        return int(tf.shape(tf.nest.flatten(tf.data.experimental.at(dataset, index))[0])[0])
+
+    try:  # Random access reads one batch, where the dataset offers it.
+        full = rows_at(count - 1) == (batch_size or rows_at(0))
+    except (tf.errors.OpError, TypeError, ValueError, NotImplementedError):
+        return None
+    # A short last batch may be one of several (a dataset batched, then
+    # repeated): their number is unknown.
+    return count if full else None
+
+
+def stackable(dataset):
+    """Whether tf.data can stack the batches: dense, static but for the batch."""
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(dataset.element_spec)
+    return all(
+        isinstance(s, tf.TensorSpec) and s.shape.rank and None not in s.shape[1:].as_list()
+        for s in specs
+    )
+
+
+def batch_bytes(dataset, rows=None):
+    """The bytes of one batch of `rows` rows (default: the static batch size)."""
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(dataset.element_spec)
+    rows = rows or specs[0].shape[0] or 1
+    return sum(rows * s.shape[1:].num_elements() * s.dtype.size for s in specs)
+
+
+def stacked_runs(dataset, stack):
+    """Yields runs `(element, rows)`: batches of `rows` rows stacked on axis 0.
+
+    tf.data stacks `stack` batches at a time and prefetches on its threads.
+    Each batch carries its row count, and `padded_batch` pads a short batch
+    to the others' size; the stacks are cut here (views) where the row
+    count changes, and the padding is cut off.
+
+    Args:
+        dataset: a `stackable` dataset of batches.
+        stack: batches per stack.
+    """
+    import tensorflow as tf
+
+    def with_rows(*element):  # A tuple arrives unpacked; kept a tuple.
+        return element, tf.shape(tf.nest.flatten(element)[0])[0]
+
+    stacks = dataset.map(with_rows).padded_batch(stack).prefetch(tf.data.AUTOTUNE)
+    for element, rows in stacks.as_numpy_iterator():
+        start = 0
+        while start < len(rows):
+            end = start + 1
+            while end < len(rows) and rows[end] == rows[start]:
+                end += 1
+            count = int(rows[start])
+            yield jax.tree.map(lambda a: a[start:end, :count], element), count
+            start = end
