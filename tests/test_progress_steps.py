@@ -161,3 +161,16 @@ def test_input_fn_deployments_count_the_steps_that_run(deployment, mode, n):
     counter = StepCounter()
     run(model, mode, input_fn_of(n, drop_remainder=mode == TRAIN), counter)
     assert counter.params["steps"] == counter.ran[0]
+
+
+@pytest.mark.parametrize("make_input", [
+    lambda: batched(FULL), lambda: batched(SHORT, drop_remainder=True),
+    lambda: batched(FULL).repeat(2), lambda: batched(SHORT).take(3),
+])
+def test_training_on_full_batches_counts_as_keras_does(model, make_input):
+    reference = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    reference.compile(loss="mse")
+    ours, theirs = StepCounter(), StepCounter()
+    run(model, TRAIN, make_input(), ours)
+    run(reference, TRAIN, make_input(), theirs)
+    assert ours.params["steps"] == theirs.params["steps"]
