@@ -37,6 +37,8 @@ def mlp_fn(features, labels, mode, params):
 class _LastLoopLosses(keras.callbacks.Callback):
     """Keeps the per-step losses of the last training loop, from the logs."""
 
+    reads_loop_logs = True
+
     def on_train_batch_end(self, batch, logs=None):
         self.losses = logs[LOOP_LOSSES]
 
