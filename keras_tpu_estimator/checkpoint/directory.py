@@ -12,6 +12,8 @@ with kte.checkpoint.CheckpointDirectory("runs/mnist", max_to_keep=3) as director
 ```
 """
 
+import os
+
 import jax
 import keras
 import numpy as np
@@ -62,6 +64,11 @@ class CheckpointDirectory:
 
     def __init__(self, directory, max_to_keep=5):
         self._directory = directory_string(directory, "directory")
+        if "://" not in self._directory and os.path.isfile(self._directory):
+            raise ValueError(
+                "Argument `directory` must be a directory (existing or not), but "
+                f"it is an existing file. Received: directory={self._directory!r}"
+            )
         if max_to_keep is not None and (
             isinstance(max_to_keep, bool)
             or not isinstance(max_to_keep, (int, np.integer))

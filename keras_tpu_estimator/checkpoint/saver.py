@@ -14,10 +14,15 @@ model.fit(train_input_fn, steps_per_epoch=1000, callbacks=[
 
 import time
 
+import jax
+import jax.numpy as jnp
 import keras
 
+from keras_tpu_estimator.checkpoint.common import few
+from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.model_state import model_values
 from keras_tpu_estimator.engine.logs import loop_of
+from keras_tpu_estimator.hooks.stock import NanLossDuringTrainingError
 
 
 class CheckpointSaver(keras.callbacks.Callback):
@@ -105,12 +110,79 @@ class CheckpointSaver(keras.callbacks.Callback):
     def _save(self, step):
         if self._checkpoints.latest_step() == step:
             return
+        values = model_values(self.model)
+        bad = non_finite_names(values)
+        if bad:
+            error = NonFiniteWeightsError(step, bad, self._checkpoints.latest_step())
+            logger.error("%s", error)
+            raise error
         for listener in self._listeners:
             listener.before_save(None, step)
-        self._checkpoints.save(step, model_values(self.model))
+        self._checkpoints.save(step, values)
         if self._on_saved is not None:
             self._on_saved(step)
         self._last_time = time.time()
         for listener in self._listeners:
             if listener.after_save(None, step):
                 self.model.stop_training = True
+
+
+class NonFiniteWeightsError(NanLossDuringTrainingError):
+    """Raised instead of saving a checkpoint whose weights are NaN or infinite.
+
+    A step can have a finite loss and a NaN gradient: its update makes the
+    weights NaN, which no loss check sees before the next step. Such weights
+    are never saved, so the latest checkpoint stays the last good one and
+    training resumes from it. A `NanLossDuringTrainingError`, as TensorFlow's
+    `NanTensorHook` raised for NaN losses.
+
+    Attributes:
+        global_step: the global step of the weights not saved (a gradient of
+            a step before it was not finite).
+        names: the names of the non-finite variables.
+        latest_step: the step of the latest checkpoint, kept (or None).
+    """
+
+    def __init__(self, global_step, names, latest_step=None):
+        super().__init__(global_step)
+        self.names = list(names)
+        self.latest_step = latest_step
+        kept = (f"the latest checkpoint stays step {latest_step}" if latest_step is not None
+                else "no checkpoint was written")
+        self.args = (
+            f"NaN or infinite weights at global step {global_step}: the variables "
+            f"{few(self.names)} are not finite (a gradient of a step before step "
+            f"{global_step} was, though its loss may be finite). Not saved: {kept}.",
+        )
+
+    def __str__(self):
+        return self.args[0]
+
+
+@jax.jit
+def _finite_flags(arrays):
+    return jnp.stack([jnp.all(jnp.isfinite(a)) for a in arrays])
+
+
+def non_finite_names(values):
+    """The names of the values of `values` holding a NaN or an infinity.
+
+    One jitted reduction over every floating-point value (the device does
+    the work; one small array comes back).
+
+    Args:
+        values: a dict `name -> keras.Variable or array`.
+
+    Returns:
+        A list of names, empty when every value is finite.
+    """
+    names, arrays = [], []
+    for name, value in values.items():
+        value = value.value if isinstance(value, keras.Variable) else value
+        if jnp.issubdtype(value.dtype, jnp.inexact):
+            names.append(name)
+            arrays.append(value)
+    if not arrays:
+        return []
+    flags = jax.device_get(_finite_flags(arrays))
+    return [name for name, finite in zip(names, flags) if not finite]

@@ -121,6 +121,13 @@ class RunConfig:
                     f"Received: model_dir={model_dir!r}"
                 )
             model_dir = os.path.expanduser(model_dir)
+            if "://" not in model_dir and os.path.exists(model_dir) and not os.path.isdir(
+                model_dir
+            ):
+                raise ValueError(
+                    "`model_dir` must be a directory (existing or not), but it is "
+                    f"an existing file. Received: model_dir={model_dir!r}"
+                )
 
         if tpu_config is None:
             tpu_config = TPUConfig()
