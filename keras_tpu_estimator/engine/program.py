@@ -19,6 +19,7 @@ from keras_tpu_estimator import initialization
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.metrics import MetricUpdate
+from keras_tpu_estimator.metrics.values import check_metric_values
 from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -198,12 +199,7 @@ def metric_values(spec):
         return {}
     metric_fn, tensors = spec.eval_metrics
     values = metric_fn(**tensors) if isinstance(tensors, dict) else metric_fn(*tensors)
-    if not isinstance(values, dict):
-        raise ValueError(
-            "metric_fn must return a dict of metric name to value. "
-            f"Received: {values!r}"
-        )
-    return values
+    return check_metric_values(values)  # TF1 (value, update_op) pairs are refused.
 
 
 def new_metrics(spec, existing):

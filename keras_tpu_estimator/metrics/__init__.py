@@ -42,7 +42,10 @@ broadcast as TF1 does; metrics average over every element, not per row):
 
 The one difference from TF1: a function returns a `MetricUpdate`, not a
 `(value, update_op)` tuple; the library streams the update over the batches
-and reports the final value. `metrics_collections`, `updates_collections` and
+and reports the final value. A `metric_fn` returning a TF1 pair of its own
+(plain tensors, no local variables) gets a `TypeError` naming the metric:
+read once at the end, such a pair would report the last batch, not the
+evaluation. `metrics_collections`, `updates_collections` and
 `name` are accepted and ignored (the metric is named by its key in the dict).
 
 Smaller differences, all in degenerate cases: ratios whose denominator is 0
@@ -52,6 +55,8 @@ checks that predictions lie in [0, 1] (`auc`, `*_at_thresholds`) are not
 made inside the compiled step.
 
 Modules, one concept each: `update` (`MetricUpdate`, `keras_metric`),
+`values` (what `metric_fn` may return: TF1 `(value, update_op)` pairs are
+refused with an error saying what to write instead),
 `arguments` (TF1's handling of labels, predictions and weights), `means`,
 `errors`, `confusion`, `thresholds` (`*_at_thresholds`, `auc`) and
 `classification` (`mean_per_class_accuracy`, `mean_iou`, `recall_at_k`).
