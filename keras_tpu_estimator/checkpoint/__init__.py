@@ -25,7 +25,9 @@ The modules, one concept each:
 - `model_state`: an `EstimatorModel`'s checkpoint (`model_values`,
   `save_model`, `restore_model`);
 - `warm_starting`: `WarmStartSettings`, `warm_start`;
-- `saver`: `CheckpointSaver`, the Keras callback saving during `fit`;
+- `saver`: `CheckpointSaver`, the Keras callback saving during `fit` (never
+  NaN weights: `NonFiniteWeightsError`);
+- `trainer_lock`: `TrainerLock`, one training process per `model_dir`;
 - `model_dir`: `ModelDirCheckpoints`, the estimator's view of its `model_dir`.
 
 ```python
@@ -50,10 +52,14 @@ from keras_tpu_estimator.checkpoint.paths import checkpoint_step
 from keras_tpu_estimator.checkpoint.paths import latest_checkpoint
 from keras_tpu_estimator.checkpoint.paths import tf_style_path
 from keras_tpu_estimator.checkpoint.readers import CheckpointReader
+from keras_tpu_estimator.checkpoint.readers import DamagedCheckpointError
 from keras_tpu_estimator.checkpoint.readers import checkpoint_reader
 from keras_tpu_estimator.checkpoint.readers import list_variables
 from keras_tpu_estimator.checkpoint.readers import load_variable
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
+from keras_tpu_estimator.checkpoint.saver import NonFiniteWeightsError
+from keras_tpu_estimator.checkpoint.trainer_lock import ModelDirInUseError
+from keras_tpu_estimator.checkpoint.trainer_lock import TrainerLock
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartSettings
 from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
@@ -72,10 +78,14 @@ __all__ = [
     "latest_checkpoint",
     "tf_style_path",
     "CheckpointReader",
+    "DamagedCheckpointError",
     "checkpoint_reader",
     "list_variables",
     "load_variable",
     "CheckpointSaver",
+    "NonFiniteWeightsError",
+    "ModelDirInUseError",
+    "TrainerLock",
     "WarmStartReport",
     "WarmStartSettings",
     "load_from_reader",

@@ -26,6 +26,7 @@ from keras_tpu_estimator.checkpoint.common import join
 from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.common import short_repr
 from keras_tpu_estimator.checkpoint.readers import OrbaxReader
+from keras_tpu_estimator.checkpoint.readers import reading
 
 
 class CheckpointDirectory:
@@ -185,6 +186,8 @@ class CheckpointDirectory:
             ValueError: if there is no checkpoint (naming the directory), no
                 checkpoint of `step`, a target name is not in the checkpoint,
                 or a target's shape differs from the saved one.
+            DamagedCheckpointError: (a ValueError) if the checkpoint's files
+                cannot be read.
 
         Example:
 
@@ -228,7 +231,8 @@ class CheckpointDirectory:
                 restore_args=restore_args,
                 partial_restore=True,
             )
-        restored = self._manager.restore(step, args=args)
+        with reading(path):
+            restored = self._manager.restore(step, args=args)
         return dict(restored)
 
     def close(self):

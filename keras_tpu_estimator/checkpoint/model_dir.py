@@ -14,10 +14,14 @@ checkpoints.load(model)   # the same step, nothing read again
 
 import functools
 
+from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.directory import CheckpointDirectory
 from keras_tpu_estimator.checkpoint.model_state import restore_model
 from keras_tpu_estimator.checkpoint.paths import checkpoint_step
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
+
+# How many times a latest checkpoint is chosen again when a trainer deletes it.
+_ATTEMPTS = 5
 
 
 class ModelDirCheckpoints:
@@ -66,7 +70,10 @@ class ModelDirCheckpoints:
     def load(self, model, checkpoint_path=None):
         """Makes `model` hold the checkpoint `checkpoint_path` (default: the latest).
 
-        Nothing is read when the model already holds that checkpoint.
+        Nothing is read when the model already holds that checkpoint. The
+        latest is read consistently while another process trains into
+        `model_dir`: if that process deletes it (`keep_checkpoint_max`) before
+        or while it is read, the new latest is read instead.
 
         Args:
             model: an `EstimatorModel`, built for the mode it will run.
@@ -80,13 +87,39 @@ class ModelDirCheckpoints:
         Raises:
             ValueError: if `checkpoint_path` names no complete checkpoint, or
                 the checkpoint does not fit the model (see `restore_model`).
+            DamagedCheckpointError: (a ValueError) if the checkpoint's files
+                cannot be read, naming it.
         """
         if checkpoint_path is None:
-            directory, step = self._directory.directory, self._directory.latest_step()
-        else:
-            directory, step = checkpoint_step(checkpoint_path)
-        if step is None:
-            return None
+            return self._load_latest(model)
+        directory, step = checkpoint_step(checkpoint_path)
+        return self._load_step(model, directory, step)
+
+    def _load_latest(self, model):
+        """Loads the latest checkpoint; the next latest if a trainer deletes it meanwhile.
+
+        Another process training into `model_dir` saves new checkpoints and
+        deletes old ones (`max_to_keep`): the one chosen may vanish before or
+        while it is read. Then the newest is chosen again.
+        """
+        for attempt in range(_ATTEMPTS):
+            step = self._directory.latest_step()
+            if step is None:
+                return None
+            try:
+                return self._load_step(model, self._directory.directory, step)
+            except Exception:
+                steps = self._directory.all_steps()
+                if attempt == _ATTEMPTS - 1 or (steps and steps[-1] == step):
+                    raise  # Still the latest: not a concurrent deletion.
+                logger.info(
+                    "The checkpoint of step %d in %s was replaced while it was read "
+                    "(another process trains there); reading the latest again.",
+                    step, self._directory.directory,
+                )
+                self.forget(model)
+
+    def _load_step(self, model, directory, step):
         if self._loaded.get(id(model)) != (directory, step):
             checkpoints = (
                 self._directory

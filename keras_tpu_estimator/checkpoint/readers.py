@@ -11,6 +11,7 @@ kte.checkpoint.load_variable("runs/mnist", "hidden/kernel")
 ```
 """
 
+import contextlib
 import os
 
 import numpy as np
@@ -29,6 +30,40 @@ _TMP_MARKER = ".orbax-checkpoint-tmp"
 # A TF2 object-based checkpoint names a variable `<object path>/` + this.
 _TF_VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _TF_OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+class DamagedCheckpointError(ValueError):
+    """A complete checkpoint whose files cannot be read: truncated, corrupted or partly removed.
+
+    Attributes:
+        path: the checkpoint's directory (`model_dir/<step>`).
+    """
+
+    def __init__(self, path, cause):
+        self.path = path
+        first_line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        super().__init__(
+            f"The checkpoint {path} is damaged: its files cannot be read "
+            f"({type(cause).__name__}: {first_line[:300]}). Remove the directory "
+            f"{path} to use the checkpoint before it (training resumes from it), "
+            "or put back an intact copy."
+        )
+
+
+@contextlib.contextmanager
+def reading(path):
+    """Reports a failed read of the checkpoint `path` as a `DamagedCheckpointError`.
+
+    Only while `path` exists: a checkpoint deleted while it was read (by
+    another process's `max_to_keep`) is not damaged, and the original error
+    is raised.
+    """
+    try:
+        yield
+    except Exception as error:
+        if isinstance(error, DamagedCheckpointError) or not epath.Path(path).exists():
+            raise
+        raise DamagedCheckpointError(path, error) from error
 
 
 class CheckpointReader:
@@ -101,7 +136,8 @@ class OrbaxReader(CheckpointReader):
         if self._metadata is None:
             handler = ocp.PyTreeCheckpointHandler()
             try:
-                tree = handler.metadata(self._item).tree
+                with reading(self.path):
+                    tree = handler.metadata(self._item).tree
             finally:
                 handler.close()
             self._metadata = {
@@ -125,16 +161,17 @@ class OrbaxReader(CheckpointReader):
             return {}
         handler = ocp.PyTreeCheckpointHandler()
         try:
-            restored = handler.restore(
-                self._item,
-                args=ocp.args.PyTreeRestore(
-                    item={name: 0 for name in names},
-                    restore_args={
-                        name: ocp.RestoreArgs(restore_type=np.ndarray) for name in names
-                    },
-                    partial_restore=True,
-                ),
-            )
+            with reading(self.path):
+                restored = handler.restore(
+                    self._item,
+                    args=ocp.args.PyTreeRestore(
+                        item={name: 0 for name in names},
+                        restore_args={
+                            name: ocp.RestoreArgs(restore_type=np.ndarray) for name in names
+                        },
+                        partial_restore=True,
+                    ),
+                )
         finally:
             handler.close()
         return {name: np.asarray(restored[name]) for name in names}

@@ -1,14 +1,18 @@
 """Writing SavedModel directories: timestamped exports and `EstimatorModel.export`.
 
 Every export is written under a temporary name and renamed once complete
-(`export_saved_model`: `<base>/temp-<timestamp>` to `<base>/<timestamp>`;
-`write_saved_model`: beside the target, replacing it), so a reader never
-sees half an export. `assets_extra` files are copied into `assets.extra/`.
+(`export_saved_model`: `<base>/.temp-<timestamp>-<pid>` to
+`<base>/<timestamp>`; `write_saved_model`: beside the target, replacing it),
+so a reader never sees half an export. A killed export's temporary directory
+is hidden, and removed by the next export into the same base. `assets_extra` files are copied into `assets.extra/`.
 """
 
+import contextlib
 import os
 import shutil
 import time
+
+import filelock
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.export import compatibility
@@ -20,6 +24,9 @@ from keras_tpu_estimator.log_lines import logger as _log
 
 
 _ASSETS_EXTRA = "assets.extra"
+# An export in progress: `<base>/.temp-<timestamp>-<pid>`, and its lock file.
+_TEMP_PREFIX = ".temp-"
+_LOCK_SUFFIX = ".lock"
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
 
@@ -35,9 +42,11 @@ def export_saved_model(
 ):
     """Exports `model` to a new timestamped directory under `export_dir_base`.
 
-    The SavedModel is written to `<export_dir_base>/temp-<timestamp>` and
-    renamed to `<export_dir_base>/<timestamp>` (Unix seconds) once
+    The SavedModel is written to `<export_dir_base>/.temp-<timestamp>-<pid>`
+    and renamed to `<export_dir_base>/<timestamp>` (Unix seconds) once
     complete, so a directory with a timestamp name is always a whole export.
+    The temporary directories of killed exports are removed first
+    (`remove_dead_exports`).
 
     Args:
         model: an `EstimatorModel` with the weights to export.
@@ -72,13 +81,59 @@ def export_saved_model(
     export_dir_base = _directory(export_dir_base, "export_dir_base")
     assets_extra = _check_assets_extra(assets_extra)
     os.makedirs(export_dir_base, exist_ok=True)
+    remove_dead_exports(export_dir_base)
     export_dir = _timestamped_dir(export_dir_base)
-    temp_dir = os.path.join(export_dir_base, "temp-" + os.path.basename(export_dir))
-    _write(model, temp_dir, serving_input_receiver_fn, assets_extra, as_text, global_step,
-           platforms, verbose=False, restore=restore)
-    os.rename(temp_dir, export_dir)
+    temp_dir = os.path.join(
+        export_dir_base, f"{_TEMP_PREFIX}{os.path.basename(export_dir)}-{os.getpid()}"
+    )
+    # Held while writing: the OS releases it if this process is killed, which
+    # tells the next export that the temporary directory is dead.
+    lock = filelock.FileLock(temp_dir + _LOCK_SUFFIX, timeout=0)
+    try:
+        with lock:
+            _write(model, temp_dir, serving_input_receiver_fn, assets_extra, as_text,
+                   global_step, platforms, verbose=False, restore=restore)
+            os.rename(temp_dir, export_dir)
+    finally:
+        _remove_file(temp_dir + _LOCK_SUFFIX)
     _log.info("SavedModel written to: %s", export_dir)
     return os.fsencode(export_dir)
+
+
+def remove_dead_exports(export_dir_base):
+    """Removes the temporary directories of killed exports from `export_dir_base`.
+
+    An export writes `<base>/.temp-<timestamp>-<pid>` (hidden, and not a
+    number: TensorFlow Serving and `ls` skip it) while holding an OS file
+    lock beside it. One whose lock is free belongs to a process that died:
+    it is removed. Ones being written are left alone.
+
+    Args:
+        export_dir_base: an export directory base.
+
+    Returns:
+        The paths removed, a list.
+    """
+    removed = []
+    for name in sorted(os.listdir(export_dir_base)):
+        if not name.startswith(_TEMP_PREFIX) or name.endswith(_LOCK_SUFFIX):
+            continue
+        path = os.path.join(export_dir_base, name)
+        lock = filelock.FileLock(path + _LOCK_SUFFIX, timeout=0)
+        try:
+            with lock:
+                shutil.rmtree(path, ignore_errors=True)
+        except filelock.Timeout:
+            continue  # Another process is writing it.
+        _remove_file(path + _LOCK_SUFFIX)
+        _log.info("Removed the temporary directory of a killed export: %s", path)
+        removed.append(path)
+    return removed
+
+
+def _remove_file(path):
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
 
 
 def write_saved_model(
@@ -234,8 +289,9 @@ def _timestamped_dir(export_dir_base):
     while True:
         name = str(int(time.time()))
         path = os.path.join(export_dir_base, name)
-        if not os.path.exists(path) and not os.path.exists(
-            os.path.join(export_dir_base, "temp-" + name)
+        temp_prefix = f"{_TEMP_PREFIX}{name}-"
+        if not os.path.exists(path) and not any(
+            entry.startswith(temp_prefix) for entry in os.listdir(export_dir_base)
         ):
             return path
         time.sleep(1)
