@@ -276,8 +276,19 @@ class TPUEstimator:
 
         Raises:
             ValueError: for both `steps` and `max_steps`, or either <= 0.
+            kte.checkpoint.ModelDirInUseError: if another process trains
+                into `model_dir` (checked first: a process's lock ends with
+                it, killed or not).
+            kte.NanLossDuringTrainingError: for a NaN loss (`NanTensorHook`),
+                or NaN weights about to be saved (`NonFiniteWeightsError`:
+                the latest checkpoint stays the last good one).
         """
         train_plan.check_step_limits(steps, max_steps)
+        with checkpoint_lib.TrainerLock(self.model_dir):  # One trainer per model_dir.
+            return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
+        """`train`, while this process holds the model_dir's `TrainerLock`."""
         self._seed()
         model = self._model(ModeKeys.TRAIN)
         # Weights trained without a checkpoint continue, unless a checkpoint is newer.
@@ -345,7 +356,7 @@ class TPUEstimator:
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if checkpoint_path is None:
-            checkpoint_path = self._require_checkpoint()
+            self._require_checkpoint()  # Fails before input_fn; the latest is read below.
         self._seed()
         model = self._model(ModeKeys.EVAL)
         source = model.build_for(ModeKeys.EVAL, input_fn)
