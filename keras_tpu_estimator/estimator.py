@@ -29,6 +29,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
+from keras_tpu_estimator import estimator_args
 from keras_tpu_estimator import export as export_lib
 from keras_tpu_estimator import hooks as hooks_lib
 from keras_tpu_estimator import predictions as predictions_lib
@@ -115,6 +116,8 @@ class TPUEstimator:
                 "`config` must be provided with type `kte.RunConfig`. "
                 f"Received: config={config!r}"
             )
+        use_tpu = estimator_args.check_bool("use_tpu", use_tpu)
+        eval_on_tpu = estimator_args.check_bool("eval_on_tpu", eval_on_tpu)
         check_model_fn(model_fn)
         params = check_params(params)
         if model_dir is not None and config.model_dir is not None:
@@ -283,6 +286,8 @@ class TPUEstimator:
                 or NaN weights about to be saved (`NonFiniteWeightsError`:
                 the latest checkpoint stays the last good one).
         """
+        hooks, steps, max_steps, saving_listeners = estimator_args.train_args(
+            hooks, steps, max_steps, saving_listeners)
         train_plan.check_step_limits(steps, max_steps)
         with checkpoint_lib.TrainerLock(self.model_dir):  # One trainer per model_dir.
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
@@ -353,8 +358,7 @@ class TPUEstimator:
             ValueError: with no checkpoint, `steps` <= 0, or a
                 `checkpoint_path` that names no checkpoint.
         """
-        if steps is not None and steps <= 0:
-            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        steps, hooks = estimator_args.evaluate_args(steps, hooks)
         if checkpoint_path is None:
             self._require_checkpoint()  # Fails before input_fn; the latest is read below.
         self._seed()
@@ -394,6 +398,7 @@ class TPUEstimator:
             ValueError: for an unknown key in `predict_keys`, or a
                 `checkpoint_path` that names no checkpoint.
         """
+        predict_keys, hooks = estimator_args.predict_args(predict_keys, hooks)
         self._seed()
         model = self._model(ModeKeys.PREDICT)
         source = model.build_for(ModeKeys.PREDICT, input_fn)

@@ -1,8 +1,9 @@
 """Shaping `TPUEstimator.predict`'s output: `predict_keys` and single examples.
 
 `model_fn`'s `predictions` come from `EstimatorModel.predict_batches` one
-batch at a time, a dict of arrays or one array. `select_keys` keeps the
-`predict_keys`; `examples` cuts a batch into one prediction per example.
+batch at a time, a dict of arrays or one array. `check_predict_keys` checks
+the argument before any work; `select_keys` keeps the `predict_keys`;
+`examples` cuts a batch into one prediction per example.
 
 ```python
 batch = select_keys({"y": ys, "p": ps}, ["y"])   # {"y": ys}
@@ -10,6 +11,38 @@ for prediction in examples(batch):               # {"y": ys[0]}, {"y": ys[1]}, .
     ...
 ```
 """
+
+
+def check_predict_keys(keys):
+    """Returns `predict`'s `predict_keys` as None or a list of str.
+
+    Args:
+        keys: None (keep every prediction), a str, or a list or tuple of str.
+
+    Returns:
+        None, or a new list of the keys.
+
+    Raises:
+        TypeError: for anything else (a number, bytes, a dict, a list
+            holding a non-str); the message names the value.
+
+    Example:
+
+    ```python
+    check_predict_keys("probabilities")   # ["probabilities"]
+    check_predict_keys(5)                 # TypeError
+    ```
+    """
+    if keys is None:
+        return None
+    if isinstance(keys, str):
+        return [keys]
+    if isinstance(keys, (list, tuple)) and all(isinstance(k, str) for k in keys):
+        return list(keys)
+    raise TypeError(
+        "`predict_keys` must be None, a str or a list of str (names of the "
+        f"predictions to keep). Received: predict_keys={keys!r:.200}"
+    )
 
 
 def select_keys(predictions, keys):
@@ -23,6 +56,7 @@ def select_keys(predictions, keys):
         `predictions`, or a dict of the `keys` entries.
 
     Raises:
+        TypeError: if `keys` is not as `check_predict_keys` asks.
         ValueError: if `keys` is given and `predictions` is not a dict, or a
             key is not among the predictions.
 
@@ -32,10 +66,9 @@ def select_keys(predictions, keys):
     select_keys({"y": ys, "p": ps}, "y")   # {"y": ys}
     ```
     """
+    keys = check_predict_keys(keys)
     if keys is None:
         return predictions
-    if isinstance(keys, str):
-        keys = [keys]
     if not isinstance(predictions, dict):
         raise ValueError(
             "`predict_keys` needs predictions as a dict; model_fn returned a "

@@ -1,8 +1,9 @@
-"""What the hook modules share: argument checks, the step timer, the loop a `logs` dict reports."""
+"""What the hook modules share: argument checks (hooks, saving listeners, counts), the step timer, the loop a `logs` dict reports."""
 
 import numbers
 import time
 
+import keras
 import numpy as np
 
 from keras_tpu_estimator.log_lines import logger as log  # noqa: F401  (the hooks' logger)
@@ -68,3 +69,99 @@ class Timer:
             elapsed = (now - self.last_time, step - self.last_step)
         self.last_step, self.last_time = step, now
         return elapsed
+
+
+def is_session_run_hook(value):
+    """Whether `value` has any of the `SessionRunHook` methods (duck-typed, as TF1 code subclasses)."""
+    return any(
+        callable(getattr(value, name, None)) for name in ("begin", "before_run", "after_run", "end")
+    )
+
+
+def check_hooks(hooks):
+    """Returns `hooks` as a list, if it is None or a list of hooks.
+
+    A hook is a `SessionRunHook` (any object with its methods `begin`,
+    `before_run`, `after_run` or `end`) or a `keras.callbacks.Callback`: an
+    instance, not a class.
+
+    Args:
+        hooks: the `hooks` argument of `train`, `evaluate` or `predict`.
+
+    Returns:
+        A new list (`[]` for None).
+
+    Raises:
+        TypeError: for a `hooks` that is not a list or tuple (a string, a
+            single hook, a dict), or an element that is not a hook; the
+            first words are TensorFlow's.
+
+    Example:
+
+    ```python
+    check_hooks([kte.StopAtStepHook(last_step=100)])  # the list
+    check_hooks("logging")                            # TypeError
+    ```
+    """
+    if hooks is None:
+        return []
+    if not isinstance(hooks, (list, tuple)):
+        raise TypeError(
+            "`hooks` must be None or a list of SessionRunHook (or "
+            f"keras.callbacks.Callback). Received: hooks={describe(hooks)} of "
+            f"type {type(hooks).__name__}"
+        )
+    for hook in hooks:
+        is_hook = isinstance(hook, keras.callbacks.Callback) or is_session_run_hook(hook)
+        if isinstance(hook, type) or not is_hook:
+            raise TypeError(
+                "Hooks must be a SessionRunHook (an object with begin, before_run, "
+                "after_run or end) or a keras.callbacks.Callback, given: "
+                f"{describe(hook)} in hooks={describe(hooks)}"
+            )
+    return list(hooks)
+
+
+_LISTENER_METHODS = ("begin", "before_save", "after_save", "end")
+
+
+def check_saving_listeners(listeners):
+    """Returns `train`'s `saving_listeners` as a list, if each is a listener.
+
+    A listener is a `kte.CheckpointSaverListener`, or any object with its
+    four methods `begin`, `before_save`, `after_save` and `end` (all are
+    called).
+
+    Args:
+        listeners: None, or a list or tuple of listeners.
+
+    Returns:
+        A new list (`[]` for None).
+
+    Raises:
+        TypeError: otherwise, in TensorFlow's words, naming the value.
+
+    Example:
+
+    ```python
+    check_saving_listeners([kte.CheckpointSaverListener()])  # the list
+    check_saving_listeners([object()])                       # TypeError
+    ```
+    """
+    if listeners is None:
+        return []
+    if not isinstance(listeners, (list, tuple)):
+        raise TypeError(
+            "saving_listeners must be a list of CheckpointSaverListener, given: "
+            f"saving_listeners={describe(listeners)} of type {type(listeners).__name__}"
+        )
+    for listener in listeners:
+        missing = [m for m in _LISTENER_METHODS if not callable(getattr(listener, m, None))]
+        if isinstance(listener, type) or missing:
+            raise TypeError(
+                "saving_listeners must be a list of CheckpointSaverListener, given: "
+                f"{describe(listener)} in saving_listeners={describe(listeners)} "
+                "(a listener is a kte.CheckpointSaverListener instance, or has "
+                f"methods {', '.join(_LISTENER_METHODS)})"
+            )
+    return list(listeners)

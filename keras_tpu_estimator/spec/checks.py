@@ -64,7 +64,7 @@ def check_predictions(predictions):
     """Returns `predictions` (a dict copied) if `None`, a tensor or a dict of tensors.
 
     Raises:
-        ValueError: otherwise.
+        ValueError: otherwise, or for a dict key that is not a string.
     """
     if predictions is None or is_tensor(predictions):
         return predictions
@@ -74,6 +74,13 @@ def check_predictions(predictions):
             f"tensors. Received: predictions={describe(predictions)}"
         )
     for key, value in predictions.items():
+        if not isinstance(key, str):
+            raise ValueError(
+                "Argument `predictions` must be a dict with string keys (the "
+                "names `predict` yields and `predict_keys` selects). Received "
+                f"the key {key!r} of type {type(key).__name__}: "
+                f"predictions={describe(predictions)}"
+            )
         if not is_tensor(value):
             raise ValueError(
                 "Argument `predictions` must be None, a tensor or a dict of "
