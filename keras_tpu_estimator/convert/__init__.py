@@ -43,7 +43,6 @@ result.changes     # [Change(line=12, col=4, level='INFO', message=...), ...]
 ```
 """
 
-import ast
 import collections
 
 from keras_tpu_estimator.convert.files import convert_file
@@ -51,6 +50,7 @@ from keras_tpu_estimator.convert.files import convert_tree
 from keras_tpu_estimator.convert.files import format_report
 from keras_tpu_estimator.convert.names import KTE_NAMES  # noqa: F401
 from keras_tpu_estimator.convert.names import compat_v1_names  # noqa: F401
+from keras_tpu_estimator.convert import parsing
 from keras_tpu_estimator.convert.rewriter import Change
 from keras_tpu_estimator.convert.rewriter import ModuleRewriter
 from keras_tpu_estimator.convert.sides import Sides
@@ -79,18 +79,25 @@ def _check_source(source):
         )
 
 
-def _convert(sources, trees, keys):
+def _convert(sources, trees, keys, filenames):
     """Converts the modules `keys` of one program, read with all of `trees`."""
-    sides = Sides(trees)
+    try:
+        sides = Sides(trees)
+    except RecursionError:  # `parsing.MAX_DEPTH` should prevent it.
+        raise parsing.too_deep_error([filenames.get(k, k) for k in trees]) from None
     results = {}
     for key in keys:
-        rewriter = ModuleRewriter(sources[key], trees[key], sides, key).run()
+        try:
+            rewriter = ModuleRewriter(sources[key], trees[key], sides, key).run()
+            source = rewriter.apply()
+        except RecursionError:
+            raise parsing.too_deep_error([filenames.get(key, key)]) from None
         changes = sorted(rewriter.changes, key=lambda c: (c.line, c.col))
-        results[key] = ConversionResult(rewriter.apply(), changes)
+        results[key] = ConversionResult(source, changes)
     return results
 
 
-def convert_sources(sources):
+def convert_sources(sources, filenames=None):
     """Converts the modules of one program together.
 
     The side of each function (model, input pipeline, host) is found by
@@ -100,6 +107,8 @@ def convert_sources(sources):
     Args:
         sources: `{module key: source text}`, keys being dotted module names
             relative to the program's root (`"official.resnet.imagenet_input"`).
+        filenames: optional `{module key: file path}`, to name the files in
+            errors (default: the keys).
 
     Returns:
         `{module key: ConversionResult}`.
@@ -107,12 +116,15 @@ def convert_sources(sources):
     Raises:
         TypeError: if a source is not a string.
         SyntaxError: if a source is not valid Python.
+        ValueError: if a source holds NUL bytes or nests too deeply to
+            convert (see `parsing`); the message names the file.
     """
+    filenames = dict(filenames or {})
     trees = {}
     for key, source in sources.items():
         _check_source(source)
-        trees[key] = ast.parse(source, filename=key)
-    return _convert(sources, trees, list(sources))
+        trees[key] = parsing.parse(source, filenames.get(key, key))
+    return _convert(sources, trees, list(sources), filenames)
 
 
 def convert_source(source, filename="<string>", context=None):
@@ -133,6 +145,8 @@ def convert_source(source, filename="<string>", context=None):
     Raises:
         TypeError: if `source` is not a string.
         SyntaxError: if `source` is not valid Python.
+        ValueError: if `source` holds NUL bytes or nests too deeply to
+            convert (see `parsing`); the message names `filename`.
 
     Example:
 
@@ -141,11 +155,11 @@ def convert_source(source, filename="<string>", context=None):
     """
     _check_source(source)
     key = "<converted>"
-    sources, trees = {key: source}, {key: ast.parse(source, filename=filename)}
+    sources, trees = {key: source}, {key: parsing.parse(source, filename)}
     for other, text in (context or {}).items():
         try:
-            trees[other] = ast.parse(text, filename=other)
-        except SyntaxError:
+            trees[other] = parsing.parse(text, other)
+        except (SyntaxError, ValueError):
             continue  # a broken neighbour only informs less
         sources[other] = text
-    return _convert(sources, trees, [key])[key]
+    return _convert(sources, trees, [key], {key: filename})[key]

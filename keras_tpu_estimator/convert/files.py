@@ -5,6 +5,8 @@ import os
 import shutil
 import tempfile
 
+from keras_tpu_estimator.convert.parsing import check_text
+
 
 def _read(path, argument="input_path"):
     if os.path.isdir(path):
@@ -19,9 +21,11 @@ def _read(path, argument="input_path"):
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"`{argument}` {path!r} is not UTF-8 text: {e}") from None
+    check_text(text, f"`{argument}` {path!r}")
+    return text
 
 
 def _write_atomically(path, text, mode_from=None):
@@ -117,6 +121,8 @@ def convert_file(input_path, output_path):
         IsADirectoryError: if `input_path` is a directory.
         OSError: if the output cannot be written (nothing is written then).
         SyntaxError: if the input is not valid Python.
+        ValueError: if the input is not UTF-8 text, holds NUL bytes (it is
+            not Python source) or nests too deeply to convert.
 
     Example:
 
@@ -159,6 +165,8 @@ def convert_tree(input_dir, output_dir=None):
         ValueError: if `output_dir` is inside `input_dir`.
         OSError: if the tree cannot be copied or written (nothing is written).
         SyntaxError: if a file is not valid Python (nothing is written).
+        ValueError: if a file is not UTF-8 Python source or nests too deeply
+            to convert (the message names it; nothing is written).
     """
     from keras_tpu_estimator.convert import convert_sources
 
@@ -181,7 +189,7 @@ def convert_tree(input_dir, output_dir=None):
             )
     files = _python_files(input_dir)
     sources = {module_key(rel): _read(path) for rel, path in files.items()}
-    by_key = convert_sources(sources)
+    by_key = convert_sources(sources, {module_key(rel): path for rel, path in files.items()})
     results = {rel: by_key[module_key(rel)] for rel in files}
     if output_dir is None:
         for rel, path in files.items():
