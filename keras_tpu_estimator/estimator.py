@@ -87,6 +87,7 @@ class TPUEstimator:
             default layouts.
 
     Raises:
+        TypeError: for a `use_tpu` or `eval_on_tpu` that is not a bool.
         ValueError: for a missing `config`, disagreeing model dirs, a missing
             `train_batch_size` with `use_tpu`, reserved `params` keys, or an
             argument this runtime cannot honour.
@@ -278,6 +279,10 @@ class TPUEstimator:
             self.
 
         Raises:
+            TypeError: for `hooks` that is not a list of hooks,
+                `saving_listeners` that is not a list of
+                `CheckpointSaverListener`s, or a step count that is not a
+                whole number (checked before any work).
             ValueError: for both `steps` and `max_steps`, or either <= 0.
             kte.checkpoint.ModelDirInUseError: if another process trains
                 into `model_dir` (checked first: a process's lock ends with
@@ -355,6 +360,8 @@ class TPUEstimator:
             A dict with `loss`, `global_step` and every metric.
 
         Raises:
+            TypeError: for `steps` that is not a whole number, or `hooks`
+                that is not a list of hooks.
             ValueError: with no checkpoint, `steps` <= 0, or a
                 `checkpoint_path` that names no checkpoint.
         """
@@ -395,6 +402,9 @@ class TPUEstimator:
             Dicts of predictions (or arrays, when `predictions` is a tensor).
 
         Raises:
+            TypeError: for `predict_keys` that is not None, a str or a list
+                of str, or `hooks` that is not a list of hooks (at the first
+                `next`, before `input_fn` runs).
             ValueError: for an unknown key in `predict_keys`, or a
                 `checkpoint_path` that names no checkpoint.
         """

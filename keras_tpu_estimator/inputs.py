@@ -14,7 +14,9 @@ them and prefetches, on its own threads, and the stacks are cut here into
 the loops' lengths (views). Other iterables are read batch by batch and
 stacked. A final short batch is dropped (training, as TPUs need static
 shapes), kept at its exact size (evaluation: every example counts once), or
-padded and marked (prediction: padding rows are cut off again).
+padded and marked (prediction: padding rows are cut off again). A short
+batch in the middle of a training input is an error, as are batches that
+change keys, dtypes or shapes (`input_checks`).
 
 `engine.ahead` places the chunks ahead of the loop; `tf_data` holds what
 is asked of a dataset.
@@ -26,8 +28,10 @@ import itertools
 import jax
 import numpy as np
 
+from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import tf_data
 from keras_tpu_estimator.model_fn import call_input_fn
+from keras_tpu_estimator.model_fn import check_input_fn_result
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
 
@@ -70,6 +74,22 @@ def split_features_labels(element):
     return element, None
 
 
+def split_batch(element):
+    """`split_features_labels` of a batch read from a dataset or iterable.
+
+    Raises:
+        ValueError: for a tuple of more than two (as TensorFlow's estimator:
+            `(features, labels, weights)` is not an input).
+    """
+    if isinstance(element, tuple) and len(element) > 2:
+        raise ValueError(
+            "input_fn should return (features, labels) as a len 2 tuple: a batch of the "
+            f"input is a tuple of {len(element)}. Sample weights go in the features "
+            "(a feature the model_fn weighs its loss by)."
+        )
+    return split_features_labels(element)
+
+
 def as_source(x, y=None, *, params=None, mode=None, config=None):
     """Turns what `fit`/`evaluate`/`predict` received into a `Source`.
 
@@ -92,7 +112,7 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
     if callable(x) and not is_dataset(x):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
-        x = call_input_fn(x, params=params, mode=mode, config=config)
+        x = check_input_fn_result(call_input_fn(x, params=params, mode=mode, config=config))
     if is_dataset(x) or (
         not isinstance(x, (tuple, list, dict, np.ndarray))
         and hasattr(x, "__iter__")
@@ -244,7 +264,9 @@ class BatchSource:
                 self._iterator = itertools.chain([element], iterator)
         if element is None:
             raise ValueError("The input is empty.")
-        return jax.tree.map(np.asarray, split_features_labels(element))
+        batch = jax.tree.map(np.asarray, split_batch(element))
+        input_checks.batch_rows(batch, 0)
+        return batch
 
     @property
     def runs_ahead(self):
@@ -255,8 +277,7 @@ class BatchSource:
         """Runs `(data, rows)`: `data` holds batches of `rows` rows stacked on
         axis 0, at most `stack` of them (tf.data stacks them), or one."""
         if self.runs_ahead:
-            return ((split_features_labels(element), rows)
-                    for element, rows in tf_data.stacked_runs(self.batches, stack))
+            return _checked_runs(tf_data.stacked_runs(self.batches, stack))
         iterator, self._iterator = self._iterator or self._new_iterator(), None
         return _single_runs(iterator)
 
@@ -325,6 +346,10 @@ class BatchSource:
             if max_steps is not None and taken + _length(data) > max_steps:
                 data, rest = _split(data, max_steps - taken)
                 self._rest = (rest, rows)
+            if rows < batch_size and remainder == DROP and (
+                _length(data) > 1 or self._rest is not None or self._peek()
+            ):
+                raise input_checks.short_training_batch(taken, rows, batch_size)
             if rows < batch_size:
                 if pending:
                     yield _join(pending, rows=batch_size)
@@ -347,6 +372,14 @@ class BatchSource:
                     pending = []
         if pending:
             yield _join(pending, rows=batch_size)
+
+    def _peek(self):
+        """Whether another run follows (kept for the next read)."""
+        following = next(self._runs, None)
+        if following is None:
+            return False
+        self._rest = following
+        return True
 
     def _stack_size(self, batch_size, steps, max_steps, max_bytes):
         """How many batches tf.data stacks: a loop's, within the budget."""
@@ -378,9 +411,29 @@ def _join(pieces, rows):
 
 
 def _single_runs(elements):
-    for element in elements:
-        batch = jax.tree.map(np.asarray, split_features_labels(element))
-        yield jax.tree.map(lambda a: a[None], batch), _batch_rows(batch)
+    for position, batch in enumerate(_checked(elements)):
+        yield jax.tree.map(lambda a: a[None], batch), input_checks.batch_rows(batch, position)
+
+
+def _checked(elements):
+    """The batches `(features, labels)` of `elements`, each checked against the first."""
+    check = input_checks.BatchCheck()
+    for position, element in enumerate(elements):
+        batch = jax.tree.map(np.asarray, split_batch(element))
+        check(batch, position)
+        yield batch
+
+
+def _checked_runs(runs):
+    """Runs `(batch, rows)` of tf.data's stacks, their leaves' rows checked."""
+    position = 0
+    for element, rows in runs:
+        batch = split_batch(element)
+        if len(set(rows)) > 1:
+            names = [name for name, _ in input_checks.leaves(batch)]
+            raise input_checks.unequal_rows(position, list(zip(names, rows)))
+        position += _length(batch)
+        yield batch, int(rows[0])
 
 
 class GroupedSource(BatchSource):
@@ -424,8 +477,7 @@ class GroupedSource(BatchSource):
             for chunk in source.chunks(self.call_batch_size, 1, remainder=EXACT):
                 yield jax.tree.map(lambda a: a[0], chunk.data) if chunk.stacked else chunk.data
             return
-        for element in source._new_iterator():
-            yield jax.tree.map(np.asarray, split_features_labels(element))
+        yield from _checked(source._new_iterator())
 
     def is_infinite(self):
         return all(
@@ -443,9 +495,3 @@ class GroupedSource(BatchSource):
         # An incomplete group starts when the first call has another batch.
         return complete + int(remainder != DROP and counts[0] > complete * self.group)
 
-
-def _batch_rows(batch):
-    leaves = jax.tree.leaves(batch)
-    if not leaves or not leaves[0].ndim:
-        raise ValueError("Input batches must be arrays with a leading batch dimension.")
-    return leaves[0].shape[0]

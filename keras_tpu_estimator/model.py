@@ -7,6 +7,7 @@ steps run as one compiled program. This module is the Keras face: compile,
 fit, evaluate, predict, export, and the one chunk loop that drives them.
 """
 
+import collections
 import time
 
 import jax
@@ -42,6 +43,7 @@ TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
 _DEFAULT_LOOP_BYTES = 1 << 30
 _DEFAULT_RESIDENT_BYTES = 1 << 29
+_MAX_LOOPS_IN_FLIGHT = 2  # Loops dispatched ahead of the devices (see `_loops`).
 
 
 @keras.saving.register_keras_serializable(package="keras_tpu_estimator")
@@ -347,16 +349,27 @@ class EstimatorModel(Saving, OneBatch, Summary, keras.Model):
         `loop_logs(chunk, outputs, steps, seconds)` gives the logs of
         `on_*_batch_end`, which are also yielded. Stops after a loop when a
         callback set the mode's `stop_*` flag.
+
+        At most `_MAX_LOOPS_IN_FLIGHT` loops are dispatched and not done:
+        JAX dispatches asynchronously, and a host that never reads a loop's
+        results (evaluation) would queue loops without bound (on 8 CPU
+        devices, tens of thousands of them make XLA abort on a collective's
+        timeout). Waiting on the loop before last keeps the next chunk's
+        preparation overlapping the current loop.
         """
         hook, stop = _CALLBACK_NAMES[mode]
         begin = getattr(callbacks, f"on_{hook}_batch_begin")
         end = getattr(callbacks, f"on_{hook}_batch_end")
         steps = 0
+        in_flight = collections.deque()
         chunk = first if first is not None else next(chunks, None)
         while chunk is not None:
             begin(steps)
             started = time.perf_counter()
             outputs = self._runner.run(mode, chunk, resident)
+            in_flight.append(self._runner.done_marker(mode, outputs))
+            if len(in_flight) > _MAX_LOOPS_IN_FLIGHT:
+                jax.block_until_ready(in_flight.popleft())
             steps += chunk.steps
             logs = loop_logs(chunk, outputs, steps, time.perf_counter() - started)
             end(steps - 1, logs)

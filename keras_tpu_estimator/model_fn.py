@@ -160,10 +160,19 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     for tensor, name in named:
         if isinstance(tensor, keras.KerasTensor):
             tensor.name = name
-    with _keras_internals.tracer_names(
-        [(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]
-    ):
-        result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
+    try:
+        with _keras_internals.tracer_names(
+            [(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]
+        ):
+            result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
+    except (TypeError, ValueError, AttributeError) as error:
+        if labels is None and mode == spec_lib.ModeKeys.TRAIN and "labels" in accepted:
+            raise ValueError(
+                f"model_fn raised {type(error).__name__}({error}) in TRAIN, where its labels "
+                "are None: the input gave features only. To train on labels, an input_fn "
+                "must return (features, labels), or a dataset of (features, labels) pairs."
+            ) from error
+        raise
     if not isinstance(result, (spec_lib.EstimatorSpec, spec_lib.TPUEstimatorSpec)):
         raise ValueError(
             "model_fn should return an EstimatorSpec or a TPUEstimatorSpec. "
@@ -252,7 +261,7 @@ def call_input_fn(input_fn, params, mode, config):
         config: the `RunConfig` passed as `config`.
 
     Returns:
-        Whatever `input_fn` returns.
+        Whatever `input_fn` returns (`check_input_fn_result` checks it).
 
     Raises:
         ValueError: if `input_fn` is not callable or has a required argument
@@ -284,3 +293,64 @@ def call_input_fn(input_fn, params, mode, config):
         names = {p.name for p in parameters}
         arguments = {k: v for k, v in arguments.items() if k in names}
     return input_fn(**arguments)
+
+
+_INPUTS = (
+    "an input_fn must return a tf.data.Dataset (of features or of (features, "
+    "labels) batches), features, or (features, labels), where features and "
+    "labels are arrays (numpy, JAX or TensorFlow) or dicts of arrays with a "
+    "leading batch dimension"
+)
+
+
+def check_input_fn_result(result):
+    """Checks what an `input_fn` returned, as TensorFlow's estimator reads it.
+
+    A tuple or list must be `(features, labels)` (TensorFlow's
+    `parse_input_fn_result`); a dataset or another iterable of batches is
+    checked batch by batch as it is read (`input_checks`); features and
+    labels given directly must be arrays, or dicts of them.
+
+    Args:
+        result: the value `input_fn` returned.
+
+    Returns:
+        `result`.
+
+    Raises:
+        ValueError: for a tuple or list of other than two items.
+        TypeError: for None, a number or a string, or features or labels
+            holding something other than arrays.
+
+    Example:
+
+    ```python
+    check_input_fn_result((features, labels, weights))
+    # ValueError: input_fn should return (features, labels) as a len 2 tuple. ...
+    ```
+    """
+    shown = reprlib.repr(result)
+    if result is None or isinstance(result, (bool, int, float, complex, str, bytes)):
+        raise TypeError(f"input_fn returned {shown}: {_INPUTS}.")
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise ValueError(
+                "input_fn should return (features, labels) as a len 2 tuple. Received: a "
+                f"{type(result).__name__} of {len(result)}: {shown}. Sample weights go in "
+                "the features (a feature the model_fn weighs its loss by)."
+            )
+        trees = zip(("features", "labels"), result)
+    elif hasattr(result, "__iter__") and not isinstance(result, (dict, collections.abc.Mapping)) \
+            and not hasattr(result, "shape"):
+        return result  # A dataset or iterable of batches: checked as read.
+    else:
+        trees = [("features", result)]
+    for root, tree in trees:
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            if not hasattr(leaf, "shape") or not hasattr(leaf, "dtype"):
+                where = root + jax.tree_util.keystr(path)
+                raise TypeError(
+                    f"input_fn returned {shown}, whose {where} is a {type(leaf).__name__} "
+                    f"({reprlib.repr(leaf)}): {_INPUTS}."
+                )
+    return result

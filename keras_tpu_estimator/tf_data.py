@@ -79,12 +79,14 @@ def batch_bytes(dataset, rows=None):
 
 
 def stacked_runs(dataset, stack):
-    """Yields runs `(element, rows)`: batches of `rows` rows stacked on axis 0.
+    """Yields runs `(element, rows)`: batches of the same rows stacked on axis 0.
 
     tf.data stacks `stack` batches at a time and prefetches on its threads.
-    Each batch carries its row count, and `padded_batch` pads a short batch
-    to the others' size; the stacks are cut here (views) where the row
-    count changes, and the padding is cut off.
+    Each batch carries the row count of each of its leaves (`rows`, in
+    `tf.nest.flatten` order), and `padded_batch` pads a short batch to the
+    others' size; the stacks are cut here (views) where the row counts
+    change, and the padding is cut off (not for leaves of different row
+    counts, which the caller refuses).
 
     Args:
         dataset: a `stackable` dataset of batches.
@@ -93,15 +95,18 @@ def stacked_runs(dataset, stack):
     import tensorflow as tf
 
     def with_rows(*element):  # A tuple arrives unpacked; kept a tuple.
-        return element, tf.shape(tf.nest.flatten(element)[0])[0]
+        return element, tf.stack([tf.shape(t)[0] for t in tf.nest.flatten(element)])
 
     stacks = dataset.map(with_rows).padded_batch(stack).prefetch(tf.data.AUTOTUNE)
     for element, rows in stacks.as_numpy_iterator():
         start = 0
         while start < len(rows):
             end = start + 1
-            while end < len(rows) and rows[end] == rows[start]:
+            while end < len(rows) and (rows[end] == rows[start]).all():
                 end += 1
-            count = int(rows[start])
-            yield jax.tree.map(lambda a: a[start:end, :count], element), count
+            if (rows[start] == rows[start][0]).all():
+                count = int(rows[start][0])
+                yield jax.tree.map(lambda a: a[start:end, :count], element), rows[start]
+            else:  # Leaves of different rows: the caller says which.
+                yield jax.tree.map(lambda a: a[start:end], element), rows[start]
             start = end

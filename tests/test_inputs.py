@@ -146,17 +146,22 @@ def test_tf_data_stacks_the_chunks_that_reading_batch_by_batch_gives(name, remai
     source = inputs.as_source(dataset)
     assert source.runs_ahead
     kwargs = dict(remainder=remainder, max_steps=max_steps, max_bytes=max_bytes)
+    if remainder == inputs.DROP and name == "short batches inside":  # Training refuses it.
+        for reader in (source, one_by_one(dataset)):
+            with pytest.raises(ValueError, match="batch 2 .* 2 examples"):
+                summary(reader.chunks(4, steps, **kwargs))
+        return
     assert summary(source.chunks(4, steps, **kwargs)) == summary(
         one_by_one(dataset).chunks(4, steps, **kwargs)
     )
 
 
 def test_a_dataset_tf_data_cannot_stack_is_read_batch_by_batch():
-    ragged = tf.data.Dataset.range(1, 9).map(lambda n: tf.ones(n)).padded_batch(4)
-    source = inputs.as_source(ragged)
+    unknown = tf.data.Dataset.range(1, 9).map(lambda n: tf.ones(4 + 0 * n)).batch(4)
+    source = inputs.as_source(unknown)  # Shapes unknown to tf.data (None), equal in fact.
     assert not source.runs_ahead
     assert [c.data[0].shape for c in source.chunks(4, 1, remainder=inputs.EXACT)] == [
-        (1, 4, 4), (1, 4, 8)
+        (1, 4, 4), (1, 4, 4)
     ]
 
 

@@ -105,6 +105,10 @@ def run(model, mode, x, counter, **kwargs):
 @pytest.mark.parametrize("name, make_input, unknown", INPUTS, ids=[i[0] for i in INPUTS])
 def test_callbacks_are_told_the_steps_that_run(model, mode, name, make_input, unknown):
     counter = StepCounter()
+    if mode == TRAIN and name == "dataset, batched then repeated":  # Short batch mid-stream:
+        with pytest.raises(ValueError, match="drop_remainder=True"):  # refused (TPU shapes).
+            run(model, mode, make_input(), counter)
+        return
     run(model, mode, make_input(), counter)
     assert counter.params["steps"] == (None if mode in unknown else counter.ran[0])
 

@@ -239,6 +239,17 @@ class LoopRunner:
             outputs = jax.tree.map(lambda a: np.asarray(a)[: chunk.steps], outputs)
         return outputs
 
+    def done_marker(self, mode, outputs):
+        """What is ready once the loop that returned `outputs` has run.
+
+        Its outputs, or, for a loop without outputs (evaluation), the state
+        it wrote to `mode`'s variables (not donated: only training donates,
+        and training loops have outputs). For `jax.block_until_ready`.
+        """
+        if jax.tree.leaves(outputs):
+            return outputs
+        return state_lib.read(self._parts.variables(mode))
+
     def _run_on_host(self, mode, chunk, resident):
         """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
         program = self._program(mode, SINGLE if resident is None else GATHERED)

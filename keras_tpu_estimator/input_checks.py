@@ -1,0 +1,131 @@
+"""Checks of the batches read from an input, with errors that say what is wrong.
+
+Every batch of an input must look like its first: the same feature keys,
+dtypes and shapes but for the leading (batch) dimension, and features and
+labels of one batch size. In training a batch may be short only at the end
+of the input (TPUs need static shapes, as TensorFlow's TPUEstimator
+requires). Each error names the batch by its position in the input
+(counted from 0) and says what changed.
+
+Example:
+
+```python
+check = BatchCheck()
+check(({"x": np.zeros((8, 4), "float32")}, np.zeros(8)), position=0)
+check(({"x": np.zeros((8, 4), "float64")}, np.zeros(8)), position=1)
+# ValueError: The input's batch 1 (counted from 0) differs from its first
+# batch: features['x'] changed dtype from float32 to float64. ...
+```
+"""
+
+import jax
+import numpy as np
+
+_SAME = (
+    "Every batch must have the keys, dtypes and shapes of the first (only "
+    "the batch dimension of a short batch may differ)."
+)
+
+
+def _where(position):
+    return f"The input's batch {position} (counted from 0)"
+
+
+def leaves(batch):
+    """`[(name, leaf)]` of a batch `(features, labels)`: `features['x']`, `labels`."""
+    named = []
+    for root, tree in zip(("features", "labels"), batch):
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            named.append((root + jax.tree_util.keystr(path), leaf))
+    return named
+
+
+def _keys(tree):
+    return {"/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
+            for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+def batch_rows(batch, position):
+    """The rows of a batch `(features, labels)`; its leaves must agree on them.
+
+    Raises:
+        ValueError: if a leaf is not an array with a batch dimension, or
+            leaves have different batch sizes (both named, with their sizes).
+    """
+    named = leaves(batch)
+    if not named:
+        raise ValueError(f"{_where(position)} holds no arrays: {batch!r:.200}")
+    sizes = {}
+    for name, leaf in named:
+        shape = np.shape(leaf)
+        if not shape:
+            raise ValueError(
+                f"{_where(position)}: {name} is {leaf!r:.80} of shape (); input batches "
+                "must be arrays with a leading batch dimension."
+            )
+        sizes.setdefault(shape[0], []).append(name)
+    if len(sizes) > 1:
+        raise unequal_rows(position, [(name, np.shape(leaf)[0]) for name, leaf in named])
+    return next(iter(sizes))
+
+
+def unequal_rows(position, named_rows):
+    """The error for a batch whose leaves `[(name, rows)]` differ in rows."""
+    said = ", ".join(f"{name} has {rows} examples" for name, rows in named_rows)
+    return ValueError(
+        f"{_where(position)} has features and labels of different batch sizes: {said}. "
+        "Every array of a batch must have the same leading (batch) dimension."
+    )
+
+
+class BatchCheck:
+    """Checks that each batch `(features, labels)` looks like the first one.
+
+    Call it on every batch, in order, with its position in the input.
+
+    Raises:
+        ValueError: naming the batch and what changed: keys removed or
+            added, a dtype or a shape (but for the batch dimension).
+    """
+
+    def __init__(self):
+        self._first = None
+
+    def __call__(self, batch, position):
+        batch = tuple(batch)
+        if self._first is None:
+            self._first = batch
+            return
+        changes = []
+        for root, was, now in zip(("features", "labels"), self._first, batch):
+            if jax.tree.structure(was) != jax.tree.structure(now):
+                removed, added = sorted(_keys(was) - _keys(now)), sorted(_keys(now) - _keys(was))
+                changes.append(
+                    f"{root} keys changed (removed: {removed}, added: {added}; was "
+                    f"{jax.tree.structure(was)}, now {jax.tree.structure(now)})"
+                )
+        if not changes:
+            for (name, was), (_, now) in zip(leaves(self._first), leaves(batch)):
+                was_dtype, now_dtype = np.asarray(was).dtype, np.asarray(now).dtype
+                if was_dtype != now_dtype:
+                    changes.append(f"{name} changed dtype from {was_dtype} to {now_dtype}")
+                if np.shape(was)[1:] != np.shape(now)[1:]:
+                    changes.append(
+                        f"{name} changed shape from {np.shape(was)} to {np.shape(now)}"
+                    )
+        if changes:
+            raise ValueError(
+                f"{_where(position)} differs from its first batch: {'; '.join(changes)}. "
+                + _SAME
+            )
+
+
+def short_training_batch(position, rows, batch_size):
+    """The error for a short batch in the middle of a training input."""
+    return ValueError(
+        f"The training input's batch {position} (counted from 0) has {rows} examples, "
+        f"but the batch size is {batch_size}, and more batches follow it. TPUs need "
+        "static shapes: only the last batch of a training input may be short (it is "
+        "dropped). Batch with drop_remainder=True (dataset.batch(batch_size, "
+        "drop_remainder=True)), or repeat the dataset before batching it."
+    )
