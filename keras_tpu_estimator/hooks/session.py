@@ -14,6 +14,7 @@ import numpy as np
 
 from keras_tpu_estimator.hooks._common import describe as _describe
 from keras_tpu_estimator.hooks._common import global_step_of as _global_step
+from keras_tpu_estimator.hooks._common import is_session_run_hook
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -238,12 +239,6 @@ class SessionRunHook:
         """Called once after the last loop."""
 
 
-def _is_hook(value):
-    return any(
-        callable(getattr(value, name, None)) for name in ("begin", "before_run", "after_run", "end")
-    )
-
-
 class HookCallback(keras.callbacks.Callback):
     """A `SessionRunHook`-shaped object as a Keras callback.
 
@@ -285,7 +280,7 @@ class HookCallback(keras.callbacks.Callback):
     def __init__(self, hook, mode):
         super().__init__()
         _check_mode(mode)
-        if not _is_hook(hook):
+        if not is_session_run_hook(hook):
             raise TypeError(
                 "`hook` must have SessionRunHook methods (begin, before_run, "
                 f"after_run, end). Received: hook={_describe(hook)}"
@@ -432,7 +427,7 @@ def as_callback(hook, mode):
     _check_mode(mode)
     if isinstance(hook, keras.callbacks.Callback):
         return hook
-    if _is_hook(hook):
+    if is_session_run_hook(hook):
         return HookCallback(hook, mode)
     raise TypeError(
         "A hook must be a keras.callbacks.Callback or a SessionRunHook-shaped "
