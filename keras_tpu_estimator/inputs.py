@@ -159,11 +159,16 @@ class ArraySource:
     def __init__(self, features, labels=None):
         features = jax.tree.map(np.asarray, features)
         labels = None if labels is None else jax.tree.map(np.asarray, labels)
-        sizes = {a.shape[0] if a.ndim else None for a in jax.tree.leaves((features, labels))}
+        named = input_checks.leaves((features, labels))
+        sizes = {a.shape[0] if a.ndim else None for _, a in named}
         if len(sizes) != 1 or None in sizes:
+            said = ", ".join(
+                f"{name} has {a.shape[0] if a.ndim else 'no leading dimension'}"
+                for name, a in named
+            )
             raise ValueError(
                 "All input arrays must have the same number of examples "
-                f"(leading dimension). Received sizes: {sorted(map(str, sizes))}"
+                f"(leading dimension). Received: {said or 'no arrays'}."
             )
         self.data = (features, labels)
         self.num_examples = sizes.pop()

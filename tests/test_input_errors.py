@@ -205,3 +205,9 @@ def test_batches_of_features_labels_and_weights_are_refused(model):
     weighted = iter([(features, labels, np.ones(BATCH, "float32"))] * 3)
     with pytest.raises(ValueError, match=r"\(features, labels\) as a len 2 tuple.*tuple of 3"):
         model.fit(weighted, verbose=0)
+
+
+def test_arrays_of_features_and_labels_of_other_sizes_name_both(model):
+    features, labels = data(4 * BATCH)
+    with pytest.raises(ValueError, match=rf"features\['x'\] has {4 * BATCH}, labels has 10"):
+        model.fit((features, labels[:10]), verbose=0)
