@@ -334,3 +334,16 @@ def write_saved_model_fingerprint(directory):
     from tensorflow.python.saved_model import fingerprinting_utils
 
     fingerprinting_utils.write_fingerprint(directory)
+
+
+def initialize_random_seed_across_processes():
+    """Gives Keras's global random seed one value on every process.
+
+    `keras.distribution.initialize` does it after `jax.distributed.initialize`
+    (a seed already set is kept; else the processes' seeds are summed), so
+    that every process creates the same initial weights; its JAX backend's
+    `initialize_rng` is private.
+    """
+    from keras.src.backend.jax.distribution_lib import initialize_rng
+
+    initialize_rng()

@@ -12,17 +12,160 @@ Embedding tables over `model`. The model's variables are created inside
 the input batches on the same mesh.)
 
 Multi-process: the mesh spans the devices of all processes, as
-`keras.distribution.list_devices()` reports them once
-`keras.distribution.initialize` (or `jax.distributed.initialize`) ran.
+`keras.distribution.list_devices()` reports them once `initialize` (or
+`keras.distribution.initialize`, or `jax.distributed.initialize`) ran.
 """
 
+import os
 import re
 import warnings
 
+import jax
 import keras
 import numpy as np
+from jax.experimental import multihost_utils
+
+from keras_tpu_estimator import _keras_internals
 
 BATCH, MODEL = "batch", "model"
+
+# A process that stops sending heartbeats for this long is dead: the others
+# end with an error naming it. JAX's default (100 s) leaves them hanging in
+# their collectives for over a minute; heartbeats come from a thread of their
+# own, so compilation or a long step does not delay them.
+HEARTBEAT_TIMEOUT_SECONDS = 8
+
+
+def initialize(
+    job_addresses=None,
+    num_processes=None,
+    process_id=None,
+    *,
+    heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
+    initialization_timeout=300,
+    shutdown_timeout_seconds=300,
+):
+    """Joins this process to a multi-process (multi-host) cluster.
+
+    `keras.distribution.initialize` with the failure timeouts set: it reads
+    the same arguments and `KERAS_DISTRIBUTION_JOB_ADDRESSES`,
+    `KERAS_DISTRIBUTION_NUM_PROCESSES`, `KERAS_DISTRIBUTION_PROCESS_ID`
+    environment variables (on a TPU pod slice, under SLURM or Open MPI, JAX
+    finds them all), calls `jax.distributed.initialize`, and makes Keras's
+    random seed the same on every process. When a process dies (killed, out
+    of memory, its host lost), the others end `heartbeat_timeout_seconds`
+    later with `The following tasks are unhealthy (stopped sending
+    heartbeats): /job:jax_worker/replica:0/task:<i>` naming it, instead of
+    waiting in a collective for JAX's default of 100 s. Call it first, before
+    any JAX work.
+
+    Args:
+        job_addresses: the coordinator's `host:port` (process 0), or all the
+            processes' addresses comma-separated (the first is used).
+        num_processes: how many processes form the cluster.
+        process_id: this process's index, `0 <= process_id < num_processes`.
+        heartbeat_timeout_seconds: seconds without a heartbeat after which a
+            process counts as dead and every process ends with an error.
+            Raise it on overloaded hosts or networks that pause for longer.
+        initialization_timeout: seconds to wait for every process to join.
+        shutdown_timeout_seconds: seconds a process that finished waits, at
+            exit, for the others to finish too.
+
+    Raises:
+        ValueError: if a timeout is not a positive int.
+        RuntimeError: if JAX already ran or the cluster was initialized.
+
+    Example (on each of two hosts, `i` its index):
+
+    ```python
+    kte.distribute.initialize("10.0.0.1:1234", num_processes=2, process_id=i,
+                              heartbeat_timeout_seconds=30)
+    ```
+    """
+    timeouts = {
+        "heartbeat_timeout_seconds": heartbeat_timeout_seconds,
+        "initialization_timeout": initialization_timeout,
+        "shutdown_timeout_seconds": shutdown_timeout_seconds,
+    }
+    for name, value in timeouts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(
+                f"`{name}` must be a positive int (seconds). Received: {name}={value!r}"
+            )
+    environ = os.environ
+    if job_addresses is None:
+        job_addresses = environ.get("KERAS_DISTRIBUTION_JOB_ADDRESSES")
+    if num_processes is None and "KERAS_DISTRIBUTION_NUM_PROCESSES" in environ:
+        num_processes = int(environ["KERAS_DISTRIBUTION_NUM_PROCESSES"])
+    if process_id is None and "KERAS_DISTRIBUTION_PROCESS_ID" in environ:
+        process_id = int(environ["KERAS_DISTRIBUTION_PROCESS_ID"])
+    coordinator = job_addresses.split(",")[0] if job_addresses else None
+    jax.distributed.initialize(
+        coordinator,
+        num_processes=num_processes,
+        process_id=process_id,
+        **{name: int(value) for name, value in timeouts.items()},
+    )
+    _keras_internals.initialize_random_seed_across_processes()
+
+
+def host_local(array):
+    """The part of a global array this process holds, as a numpy array.
+
+    With several processes, a batch is the processes' rows in process order
+    (`engine.placement.put_batches`); what is computed from it comes back
+    split the same way. This process gets its own rows (as each TPU host
+    dequeued its own outfeed), converted by JAX's
+    `multihost_utils.global_array_to_host_local_array`; a replicated axis
+    comes back whole.
+
+    Args:
+        array: a `jax.Array` laid out by a `NamedSharding`, or any array.
+
+    Returns:
+        A numpy array: `array` itself with one process.
+    """
+    sharding = getattr(array, "sharding", None)
+    if jax.process_count() == 1 or getattr(array, "is_fully_addressable", True):
+        return np.asarray(array)
+    local = multihost_utils.global_array_to_host_local_array(
+        array, sharding.mesh, sharding.spec
+    )
+    return np.asarray(local)
+
+
+def first_process_value(text):
+    """`text` as process 0 has it, on every process.
+
+    For names that every process must agree on, such as the timestamped
+    directory of an export. A broadcast (`multihost_utils.broadcast_one_to_all`)
+    on the devices of every process: call it from the main thread of each
+    process at the same point of the program.
+
+    Args:
+        text: a string.
+
+    Returns:
+        Process 0's `text`; `text` itself with one process.
+    """
+    if jax.process_count() == 1:
+        return text
+    data = np.frombuffer(text.encode(), np.uint8)
+    size = int(multihost_utils.broadcast_one_to_all(np.int32(data.size)))
+    padded = np.zeros(size, np.uint8)
+    padded[: min(size, data.size)] = data[:size]
+    return bytes(np.asarray(multihost_utils.broadcast_one_to_all(padded))).decode()
+
+
+def is_first_process():
+    """Whether this is process 0, the one that writes what is written once."""
+    return jax.process_index() == 0
+
+
+def wait_for_every_process(name):
+    """Returns once every process has reached the `wait_for_every_process(name)` call."""
+    if jax.process_count() > 1:
+        multihost_utils.sync_global_devices(name)
 
 
 def distribution_for(config, use_tpu=True, layout_map=None):

@@ -600,7 +600,8 @@ class EstimatorModel(Saving, OneBatch, Summary, keras.Model):
         def loop_logs(chunk, outputs, steps, seconds):
             # One row per example: the steps' batches, padding dropped.
             return {"outputs": jax.tree.map(
-                lambda a: np.asarray(a).reshape((-1,) + a.shape[2:])[: chunk.size], outputs
+                lambda a: distribute.host_local(a).reshape((-1,) + a.shape[2:])[: chunk.size],
+                outputs,
             )}
 
         with chunks:

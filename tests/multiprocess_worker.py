@@ -2,16 +2,23 @@
 
 Usage: python multiprocess_worker.py PROCESS_ID PORT OUT_JSON SCENARIO
 
-Joins a 2-process JAX cluster on 127.0.0.1 (2 CPU devices per process),
-trains an `EstimatorModel` on this process's shard of a shared data set and
-writes what it saw to OUT_JSON. SCENARIO "train" trains and evaluates;
-"endless" trains until killed (for the failure test); "estimator" trains
-and evaluates through `TPUEstimator` with one shared `model_dir`.
+Joins a 2-process JAX cluster on 127.0.0.1 (2 CPU devices per process) with
+`kte.distribute.initialize` (its default timeouts), trains on this
+process's shard of a shared data set and writes what it saw to OUT_JSON.
+SCENARIO "train" trains and evaluates an `EstimatorModel`; "estimator"
+trains, evaluates (a last batch of another size on each process), predicts
+and exports through `TPUEstimator` with one shared `model_dir`; "killed"
+trains until process 1 kills itself (SIGKILL) as the checkpoint of step 8
+starts; "resume" trains on the model_dir "killed" left, to step 12.
 """
 
+import faulthandler
 import json
 import os
+import signal
 import sys
+
+faulthandler.register(signal.SIGUSR1)  # The tests dump a hung worker's stacks.
 
 process_id, port, out_path, scenario = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
@@ -19,22 +26,20 @@ os.environ["KERAS_BACKEND"] = "jax"
 
 import jax  # noqa: E402
 
+import keras_tpu_estimator as kte  # noqa: E402  (starts no JAX work)
+
 jax.config.update("jax_cpu_collectives_implementation", "gloo")
-jax.distributed.initialize(
-    f"127.0.0.1:{port}",
-    num_processes=2,
-    process_id=process_id,
-    initialization_timeout=60,
-    heartbeat_timeout_seconds=5,
-    shutdown_timeout_seconds=10,
+kte.distribute.initialize(
+    f"127.0.0.1:{port}", num_processes=2, process_id=process_id, initialization_timeout=60
 )
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-import keras_tpu_estimator as kte  # noqa: E402
-
 NUM_EXAMPLES = 256
+# 250 rows, 125 per process: batches of 16 per process end with 13 rows, a
+# global batch of 26 that does not divide over the 4 replicas.
+NUM_UNEVEN = 250
 rng = np.random.default_rng(0)
 X = rng.normal(size=(NUM_EXAMPLES, 4)).astype("float32")
 Y = (X @ np.array([1.0, -2.0, 0.5, 3.0], "float32") + 0.1).astype("float32")
@@ -42,7 +47,7 @@ IDS = np.arange(NUM_EXAMPLES, dtype="float32")
 seen = {"train": [], "eval": [], "contexts": []}
 
 
-def input_fn(params, mode):
+def input_fn(params, mode, num_examples=NUM_EXAMPLES):
     context = params["context"]
     seen["contexts"].append({
         "mode": mode,
@@ -53,7 +58,7 @@ def input_fn(params, mode):
         "invocation_index": context.invocation_index,
         "total_invocations": context.total_invocations,
     })
-    rows = np.arange(context.current_host, NUM_EXAMPLES, context.num_hosts)
+    rows = np.arange(context.current_host, num_examples, context.num_hosts)
     batch = params["batch_size"]
     log = seen["train" if mode == kte.ModeKeys.TRAIN else "eval"]
 
@@ -63,15 +68,21 @@ def input_fn(params, mode):
                 index = rows[start:start + batch]
                 log.extend(IDS[index].astype(int).tolist())
                 yield {"x": X[index], "id": IDS[index]}, Y[index]
-            if scenario == "endless":
+            if scenario in ("killed", "resume") and mode == kte.ModeKeys.TRAIN:
                 yield from self
 
     return Batches()
 
 
+def uneven_input_fn(params, mode):
+    return input_fn(params, mode, NUM_UNEVEN)
+
+
 def model_fn(features, labels, mode, params):
     dense = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(1))
     predictions = keras.ops.squeeze(dense(features["x"]), -1)
+    if mode == kte.ModeKeys.PREDICT:
+        return kte.TPUEstimatorSpec(mode, predictions={"id": features["id"], "y": predictions})
     loss = keras.ops.mean(keras.ops.square(predictions - labels))
     ones = keras.ops.ones_like(features["id"])
     return kte.TPUEstimatorSpec(
@@ -88,15 +99,29 @@ def model_fn(features, labels, mode, params):
     )
 
 
-class Started(keras.callbacks.Callback):
-    def on_train_batch_end(self, batch, logs=None):
-        with open(out_path + ".started", "w") as f:
-            f.write(str(batch))
+def serving_input_receiver_fn():
+    x = kte.export.placeholder(shape=(None, 4), dtype="float32", name="x")
+    ids = kte.export.placeholder(shape=(None,), dtype="float32", name="id")
+    features = {"x": x, "id": ids}
+    return kte.export.ServingInputReceiver(features=features, receiver_tensors=features)
+
+
+class KillProcess1(kte.CheckpointSaverListener):
+    """Process 1 dies (SIGKILL) as the checkpoint of step 8 starts."""
+
+    def before_save(self, session, global_step_value):
+        if process_id == 1 and global_step_value == 8:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def write_report(report):
+    with open(out_path + ".tmp", "w") as f:
+        json.dump(report, f)
+    os.replace(out_path + ".tmp", out_path)
 
 
 keras.utils.set_random_seed(0)  # Identical initial weights on both processes.
-if scenario == "estimator":
-    # TPUEstimator on both processes, one shared model_dir.
+if scenario != "train":
     model_dir = os.path.join(os.path.dirname(out_path), "model_dir")
     estimator = kte.TPUEstimator(
         model_fn=model_fn,
@@ -104,33 +129,49 @@ if scenario == "estimator":
                              tpu_config=kte.TPUConfig(iterations_per_loop=2)),
         train_batch_size=32,
         eval_batch_size=32,
+        predict_batch_size=32,
     )
+if scenario == "killed":
+    estimator.train(input_fn, max_steps=100, saving_listeners=[KillProcess1()])
+    sys.exit("process 1 was not killed")
+if scenario == "resume":
+    start = os.path.basename(estimator.latest_checkpoint())
+    estimator.train(input_fn, max_steps=12)
+    write_report({
+        "start": start,
+        "end": os.path.basename(estimator.latest_checkpoint()),
+        "model_dir": sorted(os.listdir(model_dir)),
+    })
+    sys.exit(0)
+if scenario == "estimator":
+    # TPUEstimator on both processes, one shared model_dir.
     estimator.train(input_fn, max_steps=8)
     results = estimator.evaluate(input_fn)
-    with open(out_path + ".tmp", "w") as f:
-        json.dump({
-            "results": {k: float(v) for k, v in results.items()},
-            "kernel": np.asarray(estimator.get_variable_value("dense/kernel")).tolist(),
-            "checkpoint": os.path.basename(estimator.latest_checkpoint()),
-            **seen,
-        }, f)
-    os.replace(out_path + ".tmp", out_path)
+    predictions = list(estimator.predict(uneven_input_fn))
+    export = estimator.export_saved_model(os.path.join(model_dir, "export"),
+                                          serving_input_receiver_fn)
+    uneven = estimator.evaluate(uneven_input_fn, name="uneven")
+    write_report({
+        "results": {k: float(v) for k, v in results.items()},
+        "uneven_results": {k: float(v) for k, v in uneven.items()},
+        "kernel": np.asarray(estimator.get_variable_value("dense/kernel")).tolist(),
+        "checkpoint": os.path.basename(estimator.latest_checkpoint()),
+        "predicted_ids": [int(p["id"]) for p in predictions],
+        "export": os.fsdecode(export),
+        **seen,
+    })
     sys.exit(0)
 config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2))
 model = kte.EstimatorModel(model_fn, config=config, train_batch_size=32, eval_batch_size=32)
 model.compile()
-if scenario == "endless":
-    model.fit(input_fn, epochs=1, steps_per_epoch=10**6, verbose=0, callbacks=[Started()])
 model.fit(input_fn, epochs=2, verbose=0)
 results = model.evaluate(input_fn, verbose=0, return_dict=True)
 weights = [np.asarray(v.value).tolist() for v in model.store.variables]
-with open(out_path + ".tmp", "w") as f:
-    json.dump({
-        "process_count": jax.process_count(),
-        "devices": jax.device_count(),
-        "global_step": model.global_step,
-        "weights": weights,
-        "results": results,
-        **seen,
-    }, f)
-os.replace(out_path + ".tmp", out_path)
+write_report({
+    "process_count": jax.process_count(),
+    "devices": jax.device_count(),
+    "global_step": model.global_step,
+    "weights": weights,
+    "results": results,
+    **seen,
+})

@@ -256,3 +256,11 @@ def test_write_saved_model_fingerprint_hashes_the_saved_model_as_it_is(tmp_path)
     (tmp_path / "saved_model.pb").write_bytes(proto.SerializeToString())
     _keras_internals.write_saved_model_fingerprint(str(tmp_path))
     assert tf.saved_model.experimental.read_fingerprint(str(tmp_path)).signature_def_hash != before
+
+
+def test_initialize_random_seed_across_processes_keeps_a_seed_already_set():
+    keras.utils.set_random_seed(7)
+    expected = np.asarray(keras.random.uniform((3,)))
+    keras.utils.set_random_seed(7)
+    _keras_internals.initialize_random_seed_across_processes()
+    assert np.array_equal(np.asarray(keras.random.uniform((3,))), expected)

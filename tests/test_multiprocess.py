@@ -16,6 +16,7 @@ import pytest
 
 WORKER = os.path.join(os.path.dirname(__file__), "multiprocess_worker.py")
 NUM_EXAMPLES = 256  # As in the worker.
+NUM_UNEVEN = 250
 
 
 def _free_port():
@@ -39,10 +40,13 @@ def _start(tmp_path, scenario):
 
 
 def _stop(processes):
-    for p in processes:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    running = [p for p in processes if p.poll() is None]
+    for p in running:
+        p.send_signal(signal.SIGUSR1)  # The worker's stacks, into its log.
+    time.sleep(1 if running else 0)
+    for p in running:
+        p.kill()
+        p.wait()
 
 
 def _run(tmp_path, scenario):
@@ -96,35 +100,104 @@ def test_evaluation_counts_every_example_once(trained):
     assert trained[0]["results"] == trained[1]["results"]
 
 
-def test_a_killed_process_ends_the_other_with_a_clear_error(tmp_path):
-    processes = _start(tmp_path, "endless")
-    try:
-        started = tmp_path / "out_1.json.started"
-        deadline = time.monotonic() + 120
-        while not started.exists():
-            assert time.monotonic() < deadline, "training did not start"
-            assert all(p.poll() is None for p in processes)
-            time.sleep(0.2)
-        processes[1].send_signal(signal.SIGKILL)
-        killed_at = time.monotonic()
-        code = processes[0].wait(timeout=60)
-        elapsed = time.monotonic() - killed_at
-    finally:
-        _stop(processes)
-    log = (tmp_path / "worker_0.log").read_text()
-    assert code != 0
-    assert elapsed < 60
-    assert "stopped sending heartbeats" in log or "another task died" in log, log[-3000:]
+@pytest.fixture(scope="module")
+def estimator_run(tmp_path_factory):
+    """Both processes' reports of the "estimator" scenario, and its directory."""
+    directory = tmp_path_factory.mktemp("estimator")
+    return _run(directory, "estimator"), directory
 
 
-def test_tpu_estimator_trains_checkpoints_and_evaluates_across_processes(tmp_path):
-    reports = _run(tmp_path, "estimator")
+def test_tpu_estimator_trains_checkpoints_and_evaluates_across_processes(estimator_run):
+    reports, directory = estimator_run
     assert reports[0]["kernel"] == reports[1]["kernel"]
     assert [r["checkpoint"] for r in reports] == ["8", "8"]
     for report in reports:
         assert report["results"]["count"] == NUM_EXAMPLES
         assert report["results"]["global_step"] == 8
     # Only process 0 writes event files, as only TensorFlow's chief did.
-    events = [f for f in os.listdir(tmp_path / "model_dir") if f.startswith("events")]
+    events = [f for f in os.listdir(directory / "model_dir") if f.startswith("events")]
     assert len(events) == 1
-    assert len(os.listdir(tmp_path / "model_dir" / "eval")) == 1
+    assert len(os.listdir(directory / "model_dir" / "eval")) == 1
+
+
+def test_each_process_predicts_its_own_examples_once_in_input_order(estimator_run):
+    reports, _ = estimator_run
+    for host, report in enumerate(reports):
+        assert report["predicted_ids"] == list(range(host, NUM_UNEVEN, 2))
+
+
+def test_an_export_from_every_process_writes_one_saved_model(estimator_run):
+    reports, directory = estimator_run
+    exports = os.listdir(directory / "model_dir" / "export")
+    assert len(exports) == 1
+    assert reports[0]["export"] == reports[1]["export"]
+    assert os.path.exists(os.path.join(reports[0]["export"], "saved_model.pb"))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 14 point 7, not fixed yet: the short global batch is placed replicated from "
+    "each process's own rows, so each process counts only its own (237 of 250)"))
+def test_an_evaluation_whose_last_batch_divides_over_no_replicas_counts_every_example(
+    estimator_run,
+):
+    reports, _ = estimator_run
+    for report in reports:
+        assert report["uneven_results"]["count"] == NUM_UNEVEN
+        assert report["uneven_results"]["id_sum"] == sum(range(NUM_UNEVEN))
+
+
+def _wait_for_death(processes, timeout):
+    """Waits until one of `processes` ends; returns its index and the time."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for i, p in enumerate(processes):
+            if p.poll() is not None:
+                return i, time.monotonic()
+        time.sleep(0.05)
+    raise AssertionError(f"no process ended within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory):
+    """Process 1 killed as it saves step 8; the survivor's exit code, delay and log."""
+    directory = tmp_path_factory.mktemp("killed")
+    processes = _start(directory, "killed")
+    try:
+        dead, died_at = _wait_for_death(processes, 180)
+        code = processes[0].wait(timeout=60)
+        elapsed = time.monotonic() - died_at
+    finally:
+        _stop(processes)
+    assert (dead, processes[1].returncode) == (1, -signal.SIGKILL)
+    return code, elapsed, (directory / "worker_0.log").read_text(), directory
+
+
+def test_a_killed_process_ends_the_other_within_seconds_naming_it(killed_run):
+    code, elapsed, log, _ = killed_run
+    assert code != 0
+    assert elapsed < 15, elapsed
+    assert "stopped sending heartbeats" in log and "Task 1 heartbeat timeout" in log, log[-3000:]
+
+
+def test_a_restart_after_a_kill_resumes_from_the_last_complete_checkpoint(killed_run):
+    *_, directory = killed_run
+    model_dir = directory / "model_dir"
+    # A save killed half-way leaves its temporary directory (SIGKILL cannot be
+    # caught): the restart must neither read nor trip over it.
+    (model_dir / "8.orbax-checkpoint-tmp-1").mkdir()
+    (model_dir / "8.orbax-checkpoint-tmp-1" / "state").mkdir()
+    reports = _run(directory, "resume")
+    assert [r["start"] for r in reports] == ["4", "4"]
+    assert [r["end"] for r in reports] == ["12", "12"]
+    assert {"4", "8", "12"} <= set(reports[0]["model_dir"])
+
+
+@pytest.mark.parametrize("name", [
+    "heartbeat_timeout_seconds", "initialization_timeout", "shutdown_timeout_seconds",
+])
+@pytest.mark.parametrize("value", [0, -5, 2.5, "10", True])
+def test_initialize_refuses_a_timeout_that_is_not_a_positive_int(name, value):
+    import keras_tpu_estimator as kte
+
+    with pytest.raises(ValueError, match=f"`{name}` must be a positive int.*{name}={value!r}"):
+        kte.distribute.initialize("127.0.0.1:1", num_processes=2, process_id=0, **{name: value})

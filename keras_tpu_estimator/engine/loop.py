@@ -24,6 +24,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
+from keras_tpu_estimator import distribute
 from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
@@ -236,7 +237,7 @@ class LoopRunner:
         if kind != SINGLE and chunk.steps < len(jax.tree.leaves(chunk.data)[0]):
             # Padded: the skipped steps' outputs are dropped, on the host (a
             # slice on the devices would compile a program per length).
-            outputs = jax.tree.map(lambda a: np.asarray(a)[: chunk.steps], outputs)
+            outputs = jax.tree.map(lambda a: distribute.host_local(a)[: chunk.steps], outputs)
         return outputs
 
     def done_marker(self, mode, outputs):

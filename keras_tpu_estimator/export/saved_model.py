@@ -15,6 +15,7 @@ import time
 import filelock
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import distribute
 from keras_tpu_estimator.export import compatibility
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
 from keras_tpu_estimator.export.signatures import build_archive
@@ -82,7 +83,8 @@ def export_saved_model(
     assets_extra = _check_assets_extra(assets_extra)
     os.makedirs(export_dir_base, exist_ok=True)
     remove_dead_exports(export_dir_base)
-    export_dir = _timestamped_dir(export_dir_base)
+    # With several processes, each writes and process 0's copy becomes the export.
+    export_dir = distribute.first_process_value(_timestamped_dir(export_dir_base))
     temp_dir = os.path.join(
         export_dir_base, f"{_TEMP_PREFIX}{os.path.basename(export_dir)}-{os.getpid()}"
     )
@@ -93,9 +95,13 @@ def export_saved_model(
         with lock:
             _write(model, temp_dir, serving_input_receiver_fn, assets_extra, as_text,
                    global_step, platforms, verbose=False, restore=restore)
-            os.rename(temp_dir, export_dir)
+            if distribute.is_first_process():
+                os.rename(temp_dir, export_dir)
+            else:
+                shutil.rmtree(temp_dir)
     finally:
         _remove_file(temp_dir + _LOCK_SUFFIX)
+    distribute.wait_for_every_process("export_saved_model")
     _log.info("SavedModel written to: %s", export_dir)
     return os.fsencode(export_dir)
 
