@@ -1,6 +1,7 @@
 """A model_dir is never lost or misread: NaN weights are not saved, a shared model_dir is safe,
 killed exports leave nothing behind, damaged checkpoints and bad model_dirs are named."""
 
+import logging
 import os
 import signal
 import subprocess
@@ -70,6 +71,16 @@ def test_training_resumes_from_the_last_good_checkpoint_after_nan_weights(tmp_pa
     make_estimator(tmp_path).train(train_input, max_steps=6)
     assert checkpoint_steps(tmp_path)[-1] == 6
     assert np.isfinite(make_estimator(tmp_path).get_variable_value("w"))
+
+
+def test_evaluating_a_checkpoint_with_nan_weights_warns_naming_it(tmp_path, caplog):
+    make_estimator(tmp_path).train(train_input, max_steps=2)
+    with kte.checkpoint.CheckpointDirectory(str(tmp_path)) as directory:  # Another writer's.
+        directory.save(4, {**directory.restore(2), "w": np.float32("nan")})
+    with caplog.at_level(logging.WARNING, logger="keras_tpu_estimator"):
+        results = make_estimator(tmp_path).evaluate(eval_input)
+    assert results["global_step"] == 4
+    assert "checkpoint of step 4" in caplog.text and "NaN or infinite values in ['w']" in caplog.text
 
 
 # -- Point 5: a shared model_dir. ------------------------------------------------------

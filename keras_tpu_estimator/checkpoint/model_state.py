@@ -16,6 +16,10 @@ kte.checkpoint.restore_model(checkpoints, other_model)  # the latest step
 
 import re
 
+import jax
+import jax.numpy as jnp
+import keras
+
 from keras_tpu_estimator.checkpoint.common import check_step
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.common import logger
@@ -173,6 +177,14 @@ def restore_model(checkpoints, model, step=None):
     for name, variable in values.items():
         variable.assign(restored[name])
     model.global_step = step  # Also for a model built without an optimizer.
+    bad = non_finite_names(values)
+    if bad:  # Not written by this library's saver; maybe by an older version.
+        logger.warning(
+            "The checkpoint of step %d in %s holds NaN or infinite values in %s: "
+            "what is computed from it (losses, metrics, predictions) is not "
+            "meaningful. Evaluate or resume from an earlier checkpoint.",
+            step, checkpoints.directory, few(bad),
+        )
     logger.info("Restored %d variables from step %d of %s.", len(values), step,
                 checkpoints.directory)
     return step
@@ -184,3 +196,32 @@ _NUMBERED = re.compile(r"^([^/]+?)_\d+/")
 def _stable_optimizer_path(path):
     """`adam_2/iteration` -> `adam/iteration`: Keras numbers optimizer names per process."""
     return _NUMBERED.sub(r"\1/", path, count=1)
+
+
+@jax.jit
+def _finite_flags(arrays):
+    return jnp.stack([jnp.all(jnp.isfinite(a)) for a in arrays])
+
+
+def non_finite_names(values):
+    """The names of the values of `values` holding a NaN or an infinity.
+
+    One jitted reduction over every floating-point value (the device does
+    the work; one small array comes back).
+
+    Args:
+        values: a dict `name -> keras.Variable or array`.
+
+    Returns:
+        A list of names, empty when every value is finite.
+    """
+    names, arrays = [], []
+    for name, value in values.items():
+        value = value.value if isinstance(value, keras.Variable) else value
+        if jnp.issubdtype(value.dtype, jnp.inexact):
+            names.append(name)
+            arrays.append(value)
+    if not arrays:
+        return []
+    flags = jax.device_get(_finite_flags(arrays))
+    return [name for name, finite in zip(names, flags) if not finite]

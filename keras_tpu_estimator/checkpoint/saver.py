@@ -14,13 +14,12 @@ model.fit(train_input_fn, steps_per_epoch=1000, callbacks=[
 
 import time
 
-import jax
-import jax.numpy as jnp
 import keras
 
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.model_state import model_values
+from keras_tpu_estimator.checkpoint.model_state import non_finite_names
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.hooks.stock import NanLossDuringTrainingError
 
@@ -157,32 +156,3 @@ class NonFiniteWeightsError(NanLossDuringTrainingError):
 
     def __str__(self):
         return self.args[0]
-
-
-@jax.jit
-def _finite_flags(arrays):
-    return jnp.stack([jnp.all(jnp.isfinite(a)) for a in arrays])
-
-
-def non_finite_names(values):
-    """The names of the values of `values` holding a NaN or an infinity.
-
-    One jitted reduction over every floating-point value (the device does
-    the work; one small array comes back).
-
-    Args:
-        values: a dict `name -> keras.Variable or array`.
-
-    Returns:
-        A list of names, empty when every value is finite.
-    """
-    names, arrays = [], []
-    for name, value in values.items():
-        value = value.value if isinstance(value, keras.Variable) else value
-        if jnp.issubdtype(value.dtype, jnp.inexact):
-            names.append(name)
-            arrays.append(value)
-    if not arrays:
-        return []
-    flags = jax.device_get(_finite_flags(arrays))
-    return [name for name, finite in zip(names, flags) if not finite]
