@@ -24,6 +24,9 @@ import jax
 import keras
 import numpy as np
 from jax.experimental import multihost_utils
+from jax.sharding import Mesh
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec
 
 from keras_tpu_estimator import _keras_internals
 
@@ -132,6 +135,29 @@ def host_local(array):
         array, sharding.mesh, sharding.spec
     )
     return np.asarray(local)
+
+
+def process_split_sharding(mesh, ndim, axis):
+    """A sharding that splits `axis` over the processes only.
+
+    Each process's part lies whole on every device of that process. For a
+    short batch with the same number of rows on every process that does not
+    divide over the replicas: the global batch (the processes' rows in
+    process order) still divides over the processes.
+
+    Args:
+        mesh: a `jax.sharding.Mesh` (the model's): its devices are used.
+        ndim: the rank of the array.
+        axis: the axis split over the processes.
+
+    Returns:
+        A `NamedSharding` on a `('process', 'local')` mesh of the same devices.
+    """
+    devices = sorted(np.asarray(mesh.devices).flat, key=lambda d: (d.process_index, d.id))
+    grid = np.array(devices).reshape(jax.process_count(), -1)
+    spec = [None] * ndim
+    spec[axis] = "process"
+    return NamedSharding(Mesh(grid, ("process", "local")), PartitionSpec(*spec))
 
 
 def first_process_value(text):

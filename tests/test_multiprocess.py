@@ -134,9 +134,6 @@ def test_an_export_from_every_process_writes_one_saved_model(estimator_run):
     assert os.path.exists(os.path.join(reports[0]["export"], "saved_model.pb"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 14 point 7, not fixed yet: the short global batch is placed replicated from "
-    "each process's own rows, so each process counts only its own (237 of 250)"))
 def test_an_evaluation_whose_last_batch_divides_over_no_replicas_counts_every_example(
     estimator_run,
 ):

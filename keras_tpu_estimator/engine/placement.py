@@ -15,6 +15,7 @@ from jax.sharding import Mesh
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 
+from keras_tpu_estimator import distribute
 from keras_tpu_estimator.distribute import MODEL
 
 
@@ -141,8 +142,11 @@ def put_batches(tree, distribution, stacked, divisible=True, partition_dims=None
 
     def global_array(local, sharding):
         shape = list(np.shape(local))
-        if divisible:
-            shape[axis] *= jax.process_count()
+        shape[axis] *= jax.process_count()
+        if not divisible:
+            # A short batch that divides over no replicas: each process's rows
+            # stay on its own devices (replicated was each process's rows alone).
+            sharding = distribute.process_split_sharding(sharding.mesh, len(shape), axis)
         return jax.make_array_from_process_local_data(sharding, np.asarray(local), tuple(shape))
 
     return jax.tree.map(global_array, tree, shardings)
