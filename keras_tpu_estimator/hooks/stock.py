@@ -226,8 +226,10 @@ class NanTensorHook(SessionRunHook):
     `on_train_batch_end` can write the NaN weights, and the exception skips
     `on_train_end` (no final save): the last good checkpoint stays the
     latest. `TPUEstimator.train` puts it first. With `fail_on_nan_loss=False`
-    training stops normally, and `on_train_end` savers do save the weights
-    of that last loop, as in TensorFlow.
+    training stops normally and `on_train_end` savers save the last loop's
+    weights, as in TensorFlow, unless they are not finite: then the saver
+    raises `kte.checkpoint.NonFiniteWeightsError` instead (a NaN checkpoint
+    is never written).
 
     Args:
         loss_tensor: ignored; the hook always checks the spec's `loss`.
