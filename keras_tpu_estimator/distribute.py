@@ -11,9 +11,13 @@ Embedding tables over `model`. The model's variables are created inside
 `distribution.scope()`, so Keras lays them out. (`engine.placement` places
 the input batches on the same mesh.)
 
-Multi-process: the mesh spans the devices of all processes, as
-`keras.distribution.list_devices()` reports them once `initialize` (or
-`keras.distribution.initialize`, or `jax.distributed.initialize`) ran.
+Multi-process: `initialize` joins the processes into one cluster (with
+timeouts that end a job soon after a process dies); the mesh spans the
+devices of all processes, as `keras.distribution.list_devices()` reports
+them. A few helpers keep what several processes compute consistent:
+`host_local` (this process's rows of a result), `process_split_sharding`
+(a short batch split over the processes only), `first_process_value`,
+`is_first_process` and `wait_for_every_process` (what is written once).
 """
 
 import os
@@ -56,11 +60,11 @@ def initialize(
     environment variables (on a TPU pod slice, under SLURM or Open MPI, JAX
     finds them all), calls `jax.distributed.initialize`, and makes Keras's
     random seed the same on every process. When a process dies (killed, out
-    of memory, its host lost), the others end `heartbeat_timeout_seconds`
-    later with `The following tasks are unhealthy (stopped sending
-    heartbeats): /job:jax_worker/replica:0/task:<i>` naming it, instead of
-    waiting in a collective for JAX's default of 100 s. Call it first, before
-    any JAX work.
+    of memory, its host lost), the others end (`SIGABRT`) about
+    `heartbeat_timeout_seconds` later with `Task <i> heartbeat timeout` and
+    `The following tasks are unhealthy (stopped sending heartbeats)` naming
+    it, instead of waiting in a collective for JAX's default of 100 s. Call
+    it first, before any JAX work.
 
     Args:
         job_addresses: the coordinator's `host:port` (process 0), or all the
