@@ -1,7 +1,11 @@
 """Two processes on 127.0.0.1 train one model (JAX distributed on CPU, gloo).
 
 Each process runs `tests/multiprocess_worker.py` with 2 local devices: a
-mesh of 4 devices, 2 hosts. The processes are bounded by timeouts.
+mesh of 4 devices, 2 hosts, joined by `kte.distribute.initialize` with its
+default timeouts. Four launches (about 10 s each): "train" (EstimatorModel),
+"estimator" (TPUEstimator train, evaluate, predict, export), "killed" (process
+1 dies mid-save) and "resume" (restart on the directory "killed" left). The
+processes are bounded by timeouts; a hung worker's stacks go to its log.
 """
 
 import json
@@ -34,7 +38,7 @@ def _start(tmp_path, scenario):
         log = open(tmp_path / f"worker_{i}.log", "w")
         processes.append(subprocess.Popen(
             [sys.executable, WORKER, str(i), str(port), str(tmp_path / f"out_{i}.json"), scenario],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
         ))
     return processes
 
