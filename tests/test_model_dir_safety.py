@@ -165,6 +165,15 @@ def test_a_trainer_lock_held_by_a_killed_process_does_not_block(tmp_path):
     assert checkpoint_steps(tmp_path)[-1] == 2
 
 
+def test_taking_the_trainer_lock_removes_saves_a_killed_trainer_left_unfinished(tmp_path):
+    make_estimator(tmp_path).train(train_input, max_steps=2)
+    unfinished = tmp_path / "4.orbax-checkpoint-tmp-1700000000"
+    (unfinished / "default").mkdir(parents=True)
+    with kte.checkpoint.TrainerLock(str(tmp_path)):
+        assert not unfinished.exists()
+    assert checkpoint_steps(tmp_path) == [0, 2]
+
+
 # -- Point 6: a killed export. --------------------------------------------------------
 
 

@@ -6,6 +6,8 @@ checkpoints. `TPUEstimator.train` holds an OS file lock (`flock`, through the
 trainer is refused at its start. The operating system releases the lock when
 its process ends, killed or not, so no stale lock is ever left to remove.
 Evaluators and exporters do not take it: they read while a trainer writes.
+Taking it removes the half-written saves (`*.orbax-checkpoint-tmp*`) of a
+trainer that was killed while saving.
 
 ```python
 with kte.checkpoint.TrainerLock("runs/mnist"):
@@ -14,6 +16,7 @@ with kte.checkpoint.TrainerLock("runs/mnist"):
 """
 
 import os
+import shutil
 
 import filelock
 import jax
@@ -22,6 +25,7 @@ from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import join
 
 LOCK_FILE = ".trainer.lock"
+UNFINISHED_SAVE = ".orbax-checkpoint-tmp"  # In the name of a save orbax has not finished.
 
 
 class ModelDirInUseError(RuntimeError):
@@ -85,6 +89,7 @@ class TrainerLock:
                 "ends, or train into another model_dir. (Evaluating and "
                 "exporting while it trains are fine.)"
             ) from None
+        _remove_unfinished_saves(self._directory)
         return self
 
     def release(self):
@@ -100,3 +105,14 @@ class TrainerLock:
 
     def __repr__(self):
         return f"TrainerLock({self._directory!r})"
+
+
+def _remove_unfinished_saves(directory):
+    """Removes the checkpoints a killed trainer left half-written.
+
+    Only the lock's holder writes checkpoints, so once it holds the lock
+    every unfinished save belongs to a process that is gone.
+    """
+    for name in os.listdir(directory):
+        if UNFINISHED_SAVE in name:
+            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
