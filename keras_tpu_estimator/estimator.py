@@ -8,7 +8,7 @@ writes new ones. The steps themselves are `EstimatorModel`'s; this module only
 decides what to run, from which checkpoint, and what to write. How far
 training runs and its callbacks are `train_plan`'s; the shaping of
 predictions is `predictions`'s; exporting a checkpoint is
-`export.export_checkpoint`'s.
+`estimator_export.Exporting`'s (over `export.export_checkpoint`).
 
 ```python
 est = kte.TPUEstimator(model_fn=model_fn, config=kte.RunConfig(
@@ -39,13 +39,14 @@ from keras_tpu_estimator import train_plan
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.export import ExportSavedModelApiVersion
 from keras_tpu_estimator.log_lines import logger as _log
+from keras_tpu_estimator.estimator_export import Exporting
 from keras_tpu_estimator.model import EstimatorModel
 from keras_tpu_estimator.model_fn import check_model_fn
 from keras_tpu_estimator.model_fn import check_params
 from keras_tpu_estimator.spec import ModeKeys
 
 
-class TPUEstimator:
+class TPUEstimator(Exporting):
     """Estimator with TPU support, on Keras 3 and JAX.
 
     Args:
@@ -426,98 +427,3 @@ class TPUEstimator:
                 yield from predictions_lib.examples(batch)
             else:
                 yield batch
-
-    # ------------------------------------------------------------------
-    # Export.
-
-    def export_saved_model(
-        self,
-        export_dir_base,
-        serving_input_receiver_fn,
-        assets_extra=None,
-        as_text=False,
-        checkpoint_path=None,
-        experimental_mode=ModeKeys.PREDICT,
-    ):
-        """Exports the given or latest checkpoint as a SavedModel for serving.
-
-        `model_fn` runs in PREDICT mode on the features of the receiver;
-        every `export_outputs` key becomes a signature, and
-        `serving_default` is always there (the `predictions` without
-        `export_outputs`). The variables hold the weights and
-        `global_step`, not the optimizer's slots. The serving program is
-        compiled for the CPU (`export_to_cpu`) and, with `use_tpu` and
-        `export_to_tpu`, for the TPU too, in the one `serve` graph.
-
-        Args:
-            export_dir_base: the directory the export goes in, as a new
-                `<unix timestamp>` subdirectory, written atomically.
-            serving_input_receiver_fn: a function of no arguments returning
-                a `kte.export.ServingInputReceiver` (see `kte.export`).
-            assets_extra: a dict of destination path (under `assets.extra/`)
-                to source file, copied into the export.
-            as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
-            checkpoint_path: the checkpoint to export, in either form
-                `evaluate` takes; default the latest.
-            experimental_mode: only `ModeKeys.PREDICT` is supported.
-
-        Returns:
-            The export directory, as bytes: `b"<export_dir_base>/<timestamp>"`.
-
-        Raises:
-            ValueError: with no checkpoint, an unsupported mode, both
-                `export_to_cpu` and `export_to_tpu` False, or an invalid
-                argument (checked before anything is written).
-
-        Example:
-
-        ```python
-        receiver_fn = kte.export.build_parsing_serving_input_receiver_fn(
-            {"x": tf.io.FixedLenFeature([4], tf.float32)})
-        path = estimator.export_saved_model("exports", receiver_fn)
-        tf.saved_model.load(path).signatures["serving_default"](examples=...)
-        ```
-        """
-        return export_lib.export_checkpoint(
-            self._model(ModeKeys.PREDICT),
-            self._checkpoints,
-            export_dir_base,
-            serving_input_receiver_fn,
-            checkpoint_path=checkpoint_path,
-            assets_extra=assets_extra,
-            as_text=as_text,
-            export_to_cpu=self.export_to_cpu,
-            export_to_tpu=self.export_to_tpu,
-            use_tpu=self._use_tpu,
-            mode=experimental_mode,
-        )
-
-    def export_savedmodel(
-        self,
-        export_dir_base,
-        serving_input_receiver_fn,
-        assets_extra=None,
-        as_text=False,
-        checkpoint_path=None,
-        strip_default_attrs=False,
-    ):
-        """The former name of `export_saved_model`.
-
-        `strip_default_attrs` is accepted for compatibility: TensorFlow 2's
-        SavedModel writer always strips default-valued attributes.
-
-        Returns:
-            The export directory, as bytes.
-
-        Raises:
-            ValueError: as `export_saved_model`, or for a non-bool
-                `strip_default_attrs`.
-        """
-        export_lib.check_strip_default_attrs(strip_default_attrs)
-        return self.export_saved_model(
-            export_dir_base,
-            serving_input_receiver_fn,
-            assets_extra=assets_extra,
-            as_text=as_text,
-            checkpoint_path=checkpoint_path,
-        )
