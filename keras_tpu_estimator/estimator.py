@@ -294,7 +294,6 @@ class TPUEstimator(Exporting):
         """
         hooks, steps, max_steps, saving_listeners = estimator_args.train_args(
             hooks, steps, max_steps, saving_listeners)
-        train_plan.check_step_limits(steps, max_steps)
         with checkpoint_lib.TrainerLock(self.model_dir):  # One trainer per model_dir.
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
 

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from keras_tpu_estimator import predictions as predictions_lib
+from keras_tpu_estimator import train_plan
 from keras_tpu_estimator.hooks import _common as hook_checks
 
 
@@ -92,8 +93,7 @@ def train_args(hooks, steps, max_steps, saving_listeners):
     """
     steps = check_step_count("steps", steps)
     max_steps = check_step_count("max_steps", max_steps)
-    if steps is not None and max_steps is not None:
-        raise ValueError("Can not provide both steps and max_steps.")
+    train_plan.check_step_limits(steps, max_steps)
     return (
         hook_checks.check_hooks(hooks),
         steps,
