@@ -24,6 +24,7 @@ import jax
 import keras
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import spec as spec_lib
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
@@ -339,18 +340,16 @@ def check_input_fn_result(result):
                 f"{type(result).__name__} of {len(result)}: {shown}. Sample weights go in "
                 "the features (a feature the model_fn weighs its loss by)."
             )
-        trees = zip(("features", "labels"), result)
+        batch = tuple(result)
     elif hasattr(result, "__iter__") and not isinstance(result, (dict, collections.abc.Mapping)) \
             and not hasattr(result, "shape"):
         return result  # A dataset or iterable of batches: checked as read.
     else:
-        trees = [("features", result)]
-    for root, tree in trees:
-        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
-            if not hasattr(leaf, "shape") or not hasattr(leaf, "dtype"):
-                where = root + jax.tree_util.keystr(path)
-                raise TypeError(
-                    f"input_fn returned {shown}, whose {where} is a {type(leaf).__name__} "
-                    f"({reprlib.repr(leaf)}): {_INPUTS}."
-                )
+        batch = (result, None)
+    for where, leaf in input_checks.leaves(batch):
+        if not hasattr(leaf, "shape") or not hasattr(leaf, "dtype"):
+            raise TypeError(
+                f"input_fn returned {shown}, whose {where} is a {type(leaf).__name__} "
+                f"({reprlib.repr(leaf)}): {_INPUTS}."
+            )
     return result
