@@ -264,7 +264,7 @@ class LoopRunner:
             return state, outputs
 
         outputs = self._over_state(mode, loop)
-        return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outputs)
+        return jax.tree.map(lambda *xs: np.stack([distribute.host_local(x) for x in xs]), *outputs)
 
     def _program(self, mode, kind):
         return self._programs.get(
