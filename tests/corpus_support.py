@@ -11,6 +11,7 @@ and parity scripts on the converted tree. Nothing converted is edited.
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -29,10 +30,51 @@ def corpus_dir():
 
 
 CORPUS = corpus_dir()
-requires_corpus = pytest.mark.skipif(
-    CORPUS is None,
-    reason="the conformance corpus is not here: set KTE_CORPUS or check out ../shared/corpus",
-)
+
+# Each program's folder under `sources/`: the repository it comes from.
+PROGRAM_SOURCES = {
+    "bert": "bert", "albert": "albert", "mnist": "tpu", "resnet": "tpu", "iris": "tpu",
+    "cifar_keras": "tpu", "dcgan": "tpu-d2694ea",
+}
+
+
+def listed_sources(folder, corpus=None):
+    """The corpus paths `sources/SOURCES.md` lists under `folder` (`bert`, `tpu`, ...)."""
+    listing = (corpus or CORPUS) / "sources" / "SOURCES.md"
+    if not listing.exists():
+        return []
+    paths = re.findall(r"^\| `([^`]+)` \|", listing.read_text(encoding="utf-8"), re.MULTILINE)
+    return [path for path in paths if path.split("/")[0] == folder]
+
+
+def missing_reason(program, corpus=None):
+    """Why `program` cannot run here, or None when its harness and files are all present.
+
+    The programs' own files are not stored in the corpus: `sources/populate.py`
+    writes them from fetched repositories, so a checkout (a CI run) may have the
+    harness without them.
+    """
+    corpus = corpus or CORPUS
+    if corpus is None:
+        return "the conformance corpus is not here: set KTE_CORPUS or check out ../shared/corpus"
+    if not (corpus / "harness" / program).is_dir():
+        return f"the corpus has no harness for {program!r} ({corpus / 'harness'})"
+    listed = listed_sources(PROGRAM_SOURCES[program], corpus)
+    missing = [path for path in listed if not (corpus / "sources" / path).exists()]
+    if not listed or missing:
+        return (
+            f"the original files of {program!r} are not in {corpus / 'sources'} "
+            f"({len(missing) if listed else 'none'} of {len(listed)} listed files missing): "
+            "fetch the repositories sources/SOURCES.md names and run "
+            "sources/populate.py GIT_DIR..."
+        )
+    return None
+
+
+def requires_program(program):
+    """Skips a test module, naming the reason, when `program`'s files are not here."""
+    reason = missing_reason(program)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
 
 
 def environment(**extra):

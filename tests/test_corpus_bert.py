@@ -4,7 +4,7 @@ import pytest
 
 import corpus_support as corpus
 
-pytestmark = corpus.requires_corpus
+pytestmark = corpus.requires_program("bert")
 
 INIT = corpus.CORPUS / "reference" / "trajectories" / "init" / "bert" if corpus.CORPUS else None
 

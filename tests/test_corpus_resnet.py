@@ -12,7 +12,7 @@ import keras_tpu_estimator as kte
 
 import corpus_support as corpus
 
-pytestmark = corpus.requires_corpus
+pytestmark = corpus.requires_program("resnet")
 
 FLAGS = [
     "--use_tpu=False", "--resnet_depth=18", "--image_size=16", "--train_batch_size=32",
