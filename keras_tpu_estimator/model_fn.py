@@ -167,7 +167,8 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         ):
             result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
     except (TypeError, ValueError, AttributeError) as error:
-        if labels is None and mode == spec_lib.ModeKeys.TRAIN and "labels" in accepted:
+        if (labels is None and mode == spec_lib.ModeKeys.TRAIN and "labels" in accepted
+                and _caused_by_none(error)):
             raise ValueError(
                 f"model_fn raised {type(error).__name__}({error}) in TRAIN, where its labels "
                 "are None: the input gave features only. To train on labels, an input_fn "
@@ -180,6 +181,21 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
             f"model_fn ({model_fn}) returned: {reprlib.repr(result)}"
         )
     return spec_lib.check_spec(spec_lib.as_tpu_spec(result), mode)
+
+
+# How Python and the array libraries word an operation on `None`: only such an
+# error can come from labels a TRAIN input did not give (ALBERT and ELECTRA
+# carry their labels in `features` and never read `labels`).
+_NONE_ERRORS = ("NoneType", "None is not", "None of type", "value None", "(None)", "convert None")
+
+
+def _caused_by_none(error):
+    """Whether `error` (or an error it was raised from) is an operation on `None`."""
+    while error is not None:
+        if any(words in str(error) for words in _NONE_ERRORS):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def input_names(features, labels):

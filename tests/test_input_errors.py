@@ -89,6 +89,31 @@ def test_train_input_without_labels_names_the_missing_labels(model):
         model.fit(lambda params: data(4 * BATCH)[0], verbose=0)
 
 
+@pytest.mark.parametrize("fails", [
+    lambda features, labels: labels + 1.0,                      # NoneType arithmetic.
+    lambda features, labels: keras.ops.convert_to_tensor(labels),
+    lambda features, labels: labels.shape,                      # 'NoneType' attribute.
+])
+def test_train_model_fn_failing_on_missing_labels_advises_returning_them(fails):
+    def model_fn(features, labels, mode, params):
+        fails(features, labels)
+
+    model = estimator_model(model_fn)
+    with pytest.raises(ValueError, match=r"labels are None.*return \(features, labels\)"):
+        model.fit(lambda params: data(4 * BATCH)[0], verbose=0)
+
+
+def test_train_model_fn_error_unrelated_to_labels_is_left_as_it_is():
+    """ALBERT and ELECTRA carry labels in features: their errors say nothing of labels."""
+    def model_fn(features, labels, mode, params):
+        raise ValueError("einsum subscripts 'BFH,HO->BFO' do not match")
+
+    model = estimator_model(model_fn)
+    with pytest.raises(ValueError, match="einsum subscripts") as raised:
+        model.fit(lambda params: data(4 * BATCH)[0], verbose=0)
+    assert "labels" not in str(raised.value)
+
+
 # -- A short batch in the middle of a training input. -------------------------
 
 
