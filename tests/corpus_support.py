@@ -77,10 +77,37 @@ def requires_program(program):
     return pytest.mark.skipif(reason is not None, reason=reason or "")
 
 
+# The programs' own imports besides TensorFlow (corpus README, "Environments"):
+# kept out of the library's environment, in a folder put on PYTHONPATH.
+DEPS = os.environ.get("KTE_CORPUS_DEPS")
+# A Python with the reference stack (TensorFlow 2.15): what makes albert's init
+# checkpoint with the original modeling.py.
+REFERENCE_PYTHON = os.environ.get("KTE_REFERENCE_PYTHON")
+
+
+def requires_imports(*modules):
+    """Skips, naming them, when the programs' own extra imports are not at hand."""
+    import importlib.util
+
+    def found(module):
+        if DEPS and (pathlib.Path(DEPS) / module).exists():
+            return True
+        return importlib.util.find_spec(module) is not None
+
+    missing = [m for m in modules if not found(m)]
+    return pytest.mark.skipif(
+        bool(missing),
+        reason=f"the program imports {missing}: install them into a folder named by "
+               "$KTE_CORPUS_DEPS (corpus README, 'Environments')",
+    )
+
+
 def environment(**extra):
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # the programs run on the one CPU device, as a user's would
     env.update({"KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"})
+    if DEPS:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [DEPS, env.get("PYTHONPATH")]))
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
