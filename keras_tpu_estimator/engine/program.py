@@ -19,7 +19,7 @@ from keras_tpu_estimator import initialization
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.metrics import MetricUpdate
-from keras_tpu_estimator.metrics.values import check_metric_values
+from keras_tpu_estimator.metrics import values as metric_values_lib
 from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -198,8 +198,7 @@ def metric_values(spec):
     if spec.eval_metrics is None:
         return {}
     metric_fn, tensors = spec.eval_metrics
-    values = metric_fn(**tensors) if isinstance(tensors, dict) else metric_fn(*tensors)
-    return check_metric_values(values)  # TF1 (value, update_op) pairs are refused.
+    return metric_values_lib.metric_values(metric_fn, tensors)
 
 
 def new_metrics(spec, existing):

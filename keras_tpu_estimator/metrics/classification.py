@@ -13,7 +13,7 @@ from keras_tpu_estimator.metrics.arguments import flatten
 from keras_tpu_estimator.metrics.arguments import shape_of
 from keras_tpu_estimator.metrics.arguments import squeeze_pair
 from keras_tpu_estimator.metrics.arguments import to_tensor
-from keras_tpu_estimator.metrics.update import weighted_update
+from keras_tpu_estimator.metrics.pairs import weighted_pair
 
 
 class _MeanPerClassAccuracy(keras.metrics.Metric):
@@ -84,7 +84,7 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
         fn_name, labels, predictions, num_classes, weights)
     factory = functools.partial(_MeanPerClassAccuracy, num_classes=num_classes,
                                 name="mean_accuracy")
-    return weighted_update(factory, labels, predictions, sample_weight=sample_weight)
+    return weighted_pair(factory, labels, predictions, sample_weight=sample_weight)
 
 
 def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections=None,
@@ -105,7 +105,7 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
     # Float counts: Keras's default integer confusion matrix would truncate weights.
     factory = functools.partial(keras.metrics.MeanIoU, num_classes=num_classes, name=fn_name,
                                 dtype=FLOAT)
-    return weighted_update(factory, labels, predictions, sample_weight=sample_weight)
+    return weighted_pair(factory, labels, predictions, sample_weight=sample_weight)
 
 
 def recall_at_k(labels, predictions, k, class_id=None, weights=None,
@@ -164,7 +164,7 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
         selected = flatten(ops.cast(ops.equal(labels, class_id), FLOAT))
         sample_weight = selected if sample_weight is None else selected * sample_weight
     factory = functools.partial(keras.metrics.SparseTopKCategoricalAccuracy, k=k, name=fn_name)
-    return weighted_update(
+    return weighted_pair(
         factory, flatten(labels), ops.reshape(predictions, [-1, num_classes]),
         sample_weight=sample_weight,
     )

@@ -9,12 +9,12 @@ import functools
 import keras
 
 from keras_tpu_estimator.metrics.arguments import bool_pair
-from keras_tpu_estimator.metrics.update import weighted_update
+from keras_tpu_estimator.metrics.pairs import weighted_pair
 
 
 def _confusion_count(fn_name, metric_class, labels, predictions, weights):
     labels, predictions, sample_weight = bool_pair(fn_name, labels, predictions, weights)
-    return weighted_update(
+    return weighted_pair(
         functools.partial(metric_class, name=fn_name), labels, predictions,
         sample_weight=sample_weight,
     )

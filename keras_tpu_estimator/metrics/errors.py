@@ -13,7 +13,7 @@ from keras_tpu_estimator.metrics.arguments import float_pair
 from keras_tpu_estimator.metrics.arguments import shape_of
 from keras_tpu_estimator.metrics.arguments import to_tensor
 from keras_tpu_estimator.metrics.means import mean_of
-from keras_tpu_estimator.metrics.update import weighted_update
+from keras_tpu_estimator.metrics.pairs import weighted_pair
 
 
 class _OneMinusMean(keras.metrics.Mean):
@@ -47,7 +47,7 @@ def root_mean_squared_error(labels, predictions, weights=None, metrics_collectio
     labels, predictions = float_pair(fn_name, labels, predictions)
     sample_weight = flat_weights(fn_name, weights, predictions)
     factory = functools.partial(keras.metrics.RootMeanSquaredError, name=fn_name)
-    return weighted_update(
+    return weighted_pair(
         factory, flatten(labels), flatten(predictions), sample_weight=sample_weight
     )
 
@@ -120,7 +120,7 @@ def mean_cosine_distance(labels, predictions, dim, weights=None,
         )
     radial = ops.sum(labels * predictions, axis=int(dim), keepdims=True)
     sample_weight = flat_weights(fn_name, weights, radial)
-    return weighted_update(
+    return weighted_pair(
         functools.partial(_OneMinusMean, name=fn_name), flatten(radial),
         sample_weight=sample_weight,
     )

@@ -10,7 +10,7 @@ from keras_tpu_estimator.metrics.arguments import flat_weights
 from keras_tpu_estimator.metrics.arguments import flatten
 from keras_tpu_estimator.metrics.arguments import squeeze_pair
 from keras_tpu_estimator.metrics.arguments import to_tensor
-from keras_tpu_estimator.metrics.update import weighted_update
+from keras_tpu_estimator.metrics.pairs import weighted_pair
 
 
 def mean_of(fn_name, values, weights):
@@ -33,7 +33,7 @@ def mean_of(fn_name, values, weights):
     """
     values = ops.cast(values, FLOAT)
     sample_weight = flat_weights(fn_name, weights, values)
-    return weighted_update(
+    return weighted_pair(
         functools.partial(keras.metrics.Mean, name=fn_name), flatten(values),
         sample_weight=sample_weight,
     )

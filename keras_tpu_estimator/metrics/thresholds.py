@@ -12,7 +12,7 @@ from keras_tpu_estimator.metrics.arguments import flat_weights
 from keras_tpu_estimator.metrics.arguments import flatten
 from keras_tpu_estimator.metrics.arguments import squeeze_pair
 from keras_tpu_estimator.metrics.arguments import to_tensor
-from keras_tpu_estimator.metrics.update import weighted_update
+from keras_tpu_estimator.metrics.pairs import weighted_pair
 
 
 class _PrecisionAtThresholds(keras.metrics.Precision):
@@ -62,8 +62,9 @@ def _at_thresholds(fn_name, metric_class, labels, predictions, thresholds, weigh
     labels, predictions = squeeze_pair(fn_name, labels, predictions)
     sample_weight = flat_weights(fn_name, weights, predictions)
     factory = functools.partial(metric_class, thresholds=thresholds, name=fn_name)
-    return weighted_update(
-        factory, flatten(labels), flatten(predictions), sample_weight=sample_weight
+    return weighted_pair(
+        factory, flatten(labels), flatten(predictions), sample_weight=sample_weight,
+        result_shape=(len(thresholds),),
     )
 
 
@@ -164,7 +165,7 @@ def auc(labels, predictions, weights=None, num_thresholds=200,
     predictions = to_tensor(fn_name, "predictions", predictions, FLOAT)
     labels, predictions = squeeze_pair(fn_name, labels, predictions)
     sample_weight = flat_weights(fn_name, weights, predictions)
-    return weighted_update(
+    return weighted_pair(
         factory, flatten(labels), flatten(predictions), sample_weight=sample_weight
     )
 

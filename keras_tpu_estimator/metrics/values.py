@@ -1,17 +1,31 @@
-"""What a `metric_fn` may return, checked: `check_metric_values`.
+"""What a `metric_fn` may return, and what the model streams: `metric_values`.
 
-Each value of the dict is a `MetricUpdate` (what `kte.metrics.*` and
-`compat.v1.metrics.*` return: one streaming update of a Keras metric) or a
-scalar tensor (averaged over the examples). A TF1 `(value, update_op)` pair
-is refused: in TensorFlow, `update_op` updated local variables every batch
-and `value` read them once at the end. Made of plain tensors, as TF1
-programs' own metric helpers often are, there is nothing to accumulate, and
-TensorFlow reported `value` evaluated one more time after the last batch:
-not the mean over the evaluation, and not something this runtime can
-reproduce (there is no session to run it in). Rather than report a number
-that means something else, the error says how to write the metric.
+Each value of the dict is one of:
+
+- a TF1 `(value, update_op)` pair of a metric function (a `MetricPair`, or
+  its two items repacked in a tuple): the model streams its `MetricUpdate`;
+- a pair whose value is computed from metric functions' values (ALBERT's
+  Matthews correlation from `true_positives`, ...): a `DerivedMetric`
+  reports the value after the last batch's update, as TensorFlow read it;
+- a `MetricUpdate` (`kte.metrics.keras_metric`): streamed;
+- a scalar tensor: averaged over the examples.
+
+A pair of plain tensors is refused: in TensorFlow, `update_op` updated local
+variables every batch and `value` read them once at the end. Made of plain
+tensors, as TF1 programs' own metric helpers often are, there is nothing to
+accumulate, and TensorFlow reported `value` evaluated one more time after the
+last batch: not the mean over the evaluation, and not something this runtime
+can reproduce (there is no session to run it in). Rather than report a
+number that means something else, the error says how to write the metric.
 """
 
+import functools
+
+from keras_tpu_estimator.metrics.derived import DerivedMetric
+from keras_tpu_estimator.metrics.derived import call_metric_fn
+from keras_tpu_estimator.metrics.derived import depends_on_metrics
+from keras_tpu_estimator.metrics.pairs import Calls
+from keras_tpu_estimator.metrics.pairs import MetricPair
 from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.spec.checks import describe
 from keras_tpu_estimator.spec.checks import is_tensor
@@ -21,7 +35,9 @@ _HOW = (
     "examples of the evaluation), or a streaming metric of kte.metrics "
     "(compat.v1.metrics): e.g. kte.metrics.mean(values) instead of a "
     "hand-written (mean, update_op), or kte.metrics.keras_metric(...) for any "
-    "Keras metric."
+    "Keras metric. A value computed from the values of tf1.metrics functions "
+    "called in eval_metrics' metric_fn, returned as (value, update_op), is "
+    "streamed as TensorFlow did."
 )
 
 
@@ -48,7 +64,7 @@ def check_metric_value(name, value):
     check_metric_value("mean", (mean, mean))   # TypeError
     ```
     """
-    if isinstance(value, MetricUpdate) or is_tensor(value):
+    if isinstance(value, (MetricUpdate, MetricPair)) or is_tensor(value):
         return value
     if isinstance(value, (tuple, list)) and len(value) == 2:
         raise TypeError(
@@ -79,17 +95,83 @@ def check_metric_values(values):
         TypeError: for a name that is not a string, or a value
             `check_metric_value` refuses.
     """
+    check_metric_names(values)
+    for name, value in values.items():
+        check_metric_value(name, value)
+    return values
+
+
+def check_metric_names(values):
+    """Raises unless `values` is a dict whose keys are strings.
+
+    Raises:
+        ValueError: if `values` is not a dict.
+        TypeError: for a name that is not a string.
+    """
     if not isinstance(values, dict):
         raise ValueError(
             "metric_fn must return a dict of metric name to value. "
             f"Received: {describe(values)}"
         )
-    for name, value in values.items():
+    for name in values:
         if not isinstance(name, str):
             raise TypeError(
                 "metric_fn must return a dict of metric name (a str) to value. "
                 f"Received the key {name!r} of type {type(name).__name__} in "
                 f"{describe(values)}"
             )
-        check_metric_value(name, value)
-    return values
+
+
+def _stream(name, value, metric_fn, tensors, pairs):
+    """What the model streams for metric `name`, or a `TypeError`."""
+    if isinstance(value, MetricPair):
+        return value.update
+    if isinstance(value, (tuple, list)) and len(value) == 2 and pairs:
+        for pair in pairs:
+            if value[0] is pair[0]:
+                return pair.update
+        if depends_on_metrics(metric_fn, tensors, name, pairs):
+            factory = functools.partial(
+                DerivedMetric, metric_fn, name, [pair.factory for pair in pairs],
+                tuple(value[0].shape),
+            )
+            return MetricUpdate(factory, (tensors,), {})
+    check_metric_value(name, value)
+    return value
+
+
+def metric_values(metric_fn, tensors):
+    """Calls `metric_fn` on `tensors`: `{name: what the model streams}`.
+
+    Args:
+        metric_fn: the `metric_fn` of `eval_metrics`.
+        tensors: its tensors: a list (`metric_fn(*tensors)`) or a dict
+            (`metric_fn(**tensors)`).
+
+    Returns:
+        A dict of metric name to a `MetricUpdate` (applied to every batch)
+        or a scalar tensor (averaged over the examples).
+
+    Raises:
+        ValueError: if `metric_fn` returns no dict.
+        TypeError: for a name or value `metric_fn` may not return (see
+            `check_metric_value`).
+
+    Example:
+
+    ```python
+    def metric_fn(labels, predictions):
+        tp, tp_op = tf1.metrics.true_positives(labels, predictions)
+        fp, fp_op = tf1.metrics.false_positives(labels, predictions)
+        return {"precision": (tf1.div_no_nan(tp, tp + fp), tf1.group(tp_op, fp_op))}
+
+    metric_values(metric_fn, [labels, predictions])  # {"precision": MetricUpdate(...)}
+    ```
+    """
+    with Calls.record() as calls:
+        values = call_metric_fn(metric_fn, tensors)
+    check_metric_names(values)
+    return {
+        name: _stream(name, value, metric_fn, tensors, calls.pairs)
+        for name, value in values.items()
+    }
