@@ -3,8 +3,9 @@
 TensorFlow 1 programs pass hooks to `train`/`evaluate`/`predict` and return
 them from `model_fn` (`training_hooks`, ...). `HookCallback` adapts a hook to
 a Keras callback whose batch methods `EstimatorModel` calls once per
-on-device loop (one `session.run` of a TPU program). What a hook may fetch
-is listed in `FETCHABLE`; see the package docstring.
+on-device loop (one `session.run` of a TPU program). What a hook may fetch:
+the tensors of `model_fn` it holds (see `hooks.fetches`), the global step,
+variables, and the names listed in `FETCHABLE`; see the package docstring.
 """
 
 import collections
@@ -15,12 +16,14 @@ import numpy as np
 from keras_tpu_estimator.hooks._common import describe as _describe
 from keras_tpu_estimator.hooks._common import global_step_of as _global_step
 from keras_tpu_estimator.hooks._common import is_session_run_hook
+from keras_tpu_estimator.hooks import fetches as fetches_lib
+from keras_tpu_estimator.engine.logs import hook_values_of
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.spec import ModeKeys
 
 _MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
 
-#: The names a hook may fetch in each mode.
+#: The names a hook may fetch in each mode (besides tensors, the global step, variables).
 FETCHABLE = {
     ModeKeys.TRAIN: ("loss", "global_step", "losses"),
     ModeKeys.EVAL: ("global_step",),
@@ -52,9 +55,12 @@ class SessionRunArgs(
     """What a hook's `before_run` asks for: `tf.compat.v1.train.SessionRunArgs`.
 
     Args:
-        fetches: a name (`"loss"`, `"losses"` or `"global_step"`), or a
-            list, tuple or dict of them, nested as deep as needed. The
-            results in `SessionRunValues.results` have the same structure.
+        fetches: what to fetch, or a list, tuple or dict of them, nested as
+            deep as needed: a tensor of `model_fn` the hook holds (built in
+            `model_fn`, returned in the spec's hooks), the global step
+            (`tf1.train.get_or_create_global_step()`), a variable, or a name
+            (`"loss"`, `"losses"` or `"global_step"`). The results in
+            `SessionRunValues.results` have the same structure.
         feed_dict: must be None or empty: there is no graph to feed.
         options: kept and handed back in `SessionRunValues.options`.
     """
@@ -114,29 +120,32 @@ class HostSession:
     """The stand-in for `tf.compat.v1.Session` that hooks receive.
 
     TensorFlow hooks read values with `session.run(tensor)` in
-    `after_create_session` and `end` (TensorFlow's `StopAtStepHook` reads the
-    global step that way). Here `run` takes the names `SessionRunArgs`
-    takes, in any structure, and returns the values they have now: before
-    the first loop, only `"global_step"`.
+    `after_create_session`, `after_run` and `end` (ELECTRA's `ETAHook` reads
+    the global step that way). Here `run` takes what `SessionRunArgs` takes,
+    in any structure, and returns the values it has now: the global step
+    always; a tensor of `model_fn`, its value at the last step of the latest
+    loop.
 
     Args:
-        values: a function `name -> value` of the current values.
+        values: a function `fetch -> value` of the current values.
         mode: the `ModeKeys` value of the run.
+        hook: the hook the session is given to (whose tensors it fetches).
     """
 
-    def __init__(self, values, mode):
+    def __init__(self, values, mode, hook=None):
         self._values = values
         self._mode = mode
+        self._hook = hook
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """Returns the current values of `fetches` (names, nested).
+        """Returns the current values of `fetches` (nested).
 
         Raises:
-            ValueError: for a fetch that is not a name of this mode, or a
+            ValueError: for a fetch this runtime cannot fetch, or a
                 `feed_dict`.
         """
         _check_feed_dict(feed_dict, "session.run")
-        _check_fetches(fetches, self._mode, "session.run")
+        _check_fetches(fetches, self._mode, "session.run", self._hook)
         return _resolve(fetches, self._values)
 
 
@@ -148,16 +157,31 @@ def _check_feed_dict(feed_dict, owner):
         )
 
 
-def _check_fetches(fetches, mode, owner):
-    """Raises ValueError unless `fetches` is None or names, nested."""
+def _variable_of(fetch):
+    """The `keras.Variable` of a variable or TF1 variable view; else None."""
+    if isinstance(fetch, keras.Variable):
+        return fetch
+    variable = getattr(fetch, "variable", None)
+    return variable if isinstance(variable, keras.Variable) else None
+
+
+def _is_leaf_fetch(fetch, mode, hook):
+    """Whether `fetch` is one thing a hook may fetch in `mode` (not a structure)."""
+    if isinstance(fetch, str):
+        return fetch in FETCHABLE[mode]
+    if fetch is fetches_lib.GLOBAL_STEP or _variable_of(fetch) is not None:
+        return True
+    if fetches_lib.is_symbolic(fetch):
+        return hook is not None and fetches_lib.is_registered(hook, fetch)
+    return False
+
+
+def _check_fetches(fetches, mode, owner, hook=None):
+    """Raises ValueError unless `fetches` is None or fetchable things, nested."""
     names = FETCHABLE[mode]
 
     def check(fetch):
         if fetch is None:
-            return
-        if isinstance(fetch, str):
-            if fetch not in names:
-                fail()
             return
         if isinstance(fetch, dict):
             for value in fetch.values():
@@ -167,14 +191,19 @@ def _check_fetches(fetches, mode, owner):
             for value in fetch:
                 check(value)
             return
-        fail()
+        if not _is_leaf_fetch(fetch, mode, hook):
+            fail(fetch)
 
-    def fail():
+    def fail(fetch):
+        if fetches_lib.is_symbolic(fetch):
+            raise fetches_lib.unknown_tensor_error(hook, fetch)
         raise ValueError(
-            f"{owner} asked to fetch {_describe(fetches)}. There is no graph on "
-            "this runtime: a hook fetches values by name, and in mode "
-            f"{mode!r} the names are {list(names)} (or lists, tuples and "
-            "dicts of them)."
+            f"{owner} asked to fetch {_describe(fetches)}: {_describe(fetch)} "
+            "cannot be fetched. A hook fetches the tensors of model_fn it holds "
+            "(built in model_fn and returned in the spec's hooks), the global "
+            "step (tf1.train.get_or_create_global_step()), variables, and by "
+            f"name: in mode {mode!r} the names are {list(names)} (or lists, "
+            "tuples and dicts of these)."
             + (
                 " 'loss' is the loss of the loop's last step, 'losses' the "
                 "loss of every step of the loop."
@@ -190,14 +219,14 @@ def _resolve(fetches, values):
     """The values of checked `fetches`, in their structure."""
     if fetches is None:
         return None
-    if isinstance(fetches, str):
-        return values(fetches)
     if isinstance(fetches, dict):
         return {k: _resolve(v, values) for k, v in fetches.items()}
-    items = [_resolve(v, values) for v in fetches]
-    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-        return type(fetches)(*items)
-    return type(fetches)(items)
+    if isinstance(fetches, (list, tuple)):
+        items = [_resolve(v, values) for v in fetches]
+        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+            return type(fetches)(*items)
+        return type(fetches)(items)
+    return values(fetches)
 
 
 # ----------------------------------------------------------------------
@@ -219,7 +248,7 @@ class SessionRunHook:
       loop (training and evaluation);
     - `end(session)` when the loop ends normally (not after an exception).
 
-    `session` is a `HostSession`: `session.run("global_step")` works.
+    `session` is a `HostSession`: `session.run(global_step)` works.
     """
 
     def begin(self):
@@ -245,10 +274,12 @@ class HookCallback(keras.callbacks.Callback):
     A "run" is one on-device loop. In mode TRAIN the hook is called from
     `on_train_begin`, `on_train_batch_begin`, `on_train_batch_end` and
     `on_train_end`; in EVAL from the `on_test_*` methods, in PREDICT from
-    the `on_predict_*` ones. `"global_step"` is the model's `global_step`;
-    `"loss"` and `"losses"` come from the `logs` of the latest
-    `on_train_batch_end` (or `on_train_end`): `EstimatorModel.fit` puts the
-    loss of every step of the loop in them (`LOOP_LOSSES`).
+    the `on_predict_*` ones. `"global_step"` (and the global step handle)
+    is the model's `global_step`; `"loss"` and `"losses"` come from the
+    `logs` of the latest `on_train_batch_end` (or `on_train_end`):
+    `EstimatorModel.fit` puts the loss of every step of the loop in them
+    (`LOOP_LOSSES`). A tensor of `model_fn` that the hook holds has the value
+    of the loop's last step, from the same logs (`LOOP_HOOK_VALUES`).
 
     A stop requested in `after_run` sets the model's `stop_training`
     (TRAIN), `stop_evaluating` (EVAL) or `stop_predicting` (PREDICT),
@@ -263,9 +294,10 @@ class HookCallback(keras.callbacks.Callback):
     Raises:
         TypeError: for a `hook` with none of the `SessionRunHook` methods.
         ValueError: for an unknown `mode`; at the first loop, for
-            `SessionRunArgs` that fetch anything but the mode's names; when
-            `"loss"` or `"losses"` is fetched before the first loop, or the
-            logs report no loop.
+            `SessionRunArgs` that fetch what cannot be fetched (a tensor the
+            hook does not hold, an unknown name); when `"loss"`, `"losses"`
+            or a tensor is fetched before the first loop, or the logs report
+            no loop.
 
     Example:
 
@@ -291,6 +323,7 @@ class HookCallback(keras.callbacks.Callback):
         self._context = None
         self._request = None
         self._loop = None
+        self._hook_values = None
 
     def __repr__(self):
         return f"HookCallback({self.hook!r}, mode={self.mode!r})"
@@ -299,7 +332,10 @@ class HookCallback(keras.callbacks.Callback):
         method = getattr(self.hook, name, None)
         return method(*args) if callable(method) else None
 
-    def _value(self, name):
+    def _value(self, fetch):
+        if not isinstance(fetch, str):
+            return self._fetched(fetch)
+        name = fetch
         if name == "global_step":
             return _global_step(self.model)
         if self._loop is None:
@@ -311,15 +347,32 @@ class HookCallback(keras.callbacks.Callback):
         losses = np.array(self._loop[1])
         return losses if name == "losses" else losses[-1]
 
+    def _fetched(self, fetch):
+        """The value of a fetch that is not a name (checked)."""
+        if fetch is fetches_lib.GLOBAL_STEP:
+            return _global_step(self.model)
+        variable = _variable_of(fetch)
+        if variable is not None:
+            return np.asarray(variable.value)
+        return fetches_lib.resolve_tensor(self.hook, fetch, self._hook_values)
+
     def _see(self, logs, keep=False):
         """Takes the loop `logs` reports; with `keep`, only if they report one."""
         loop = loop_of(logs)
         if loop is not None or not keep:
             self._loop = loop
+        self._see_values(logs)
+
+    def _see_values(self, logs):
+        """Takes the values of the spec hooks' tensors the logs carry, if any."""
+        values = hook_values_of(logs)
+        if values is not None:
+            self._hook_values = values
 
     def _begin(self):
         self._loop = None
-        self._session = HostSession(self._value, self.mode)
+        self._hook_values = None
+        self._session = HostSession(self._value, self.mode, self.hook)
         self._call("begin")
         self._call("after_create_session", self._session, None)
 
@@ -334,7 +387,7 @@ class HookCallback(keras.callbacks.Callback):
                 )
             owner = f"The SessionRunArgs of {_describe(self.hook)}"
             _check_feed_dict(getattr(request, "feed_dict", None), owner)
-            _check_fetches(request.fetches, self.mode, owner)
+            _check_fetches(request.fetches, self.mode, owner, self.hook)
         self._request = request
 
     def _after_run(self):
@@ -385,6 +438,7 @@ class HookCallback(keras.callbacks.Callback):
 
     def on_test_batch_end(self, batch, logs=None):
         if self._in(ModeKeys.EVAL):
+            self._see_values(logs)
             self._after_run()
 
     def on_test_end(self, logs=None):
@@ -401,6 +455,7 @@ class HookCallback(keras.callbacks.Callback):
 
     def on_predict_batch_end(self, batch, logs=None):
         if self._in(ModeKeys.PREDICT):
+            self._see_values(logs)
             self._after_run()
 
     def on_predict_end(self, logs=None):

@@ -13,10 +13,8 @@ from keras_tpu_estimator.hooks._common import Timer as _Timer
 from keras_tpu_estimator.hooks._common import check_count as _check_count
 from keras_tpu_estimator.hooks._common import describe as _describe
 from keras_tpu_estimator.hooks._common import log as _log
-from keras_tpu_estimator.hooks.session import FETCHABLE
 from keras_tpu_estimator.hooks.session import SessionRunArgs
 from keras_tpu_estimator.hooks.session import SessionRunHook
-from keras_tpu_estimator.spec import ModeKeys
 
 
 class StopAtStepHook(SessionRunHook):
@@ -97,9 +95,12 @@ class LoggingTensorHook(SessionRunHook):
     new multiple of `every_n_iter`.
 
     Args:
-        tensors: the names to log, as a list (tags are the names) or a dict
-            `tag -> name`. Names are those `SessionRunArgs` take: `"loss"`,
-            `"losses"`, `"global_step"`.
+        tensors: what to log, as a list (tags are the names) or a dict
+            `tag -> fetch`. A fetch is what `SessionRunArgs` takes: a tensor
+            of `model_fn` (the hook built in `model_fn`, returned in the
+            spec's hooks: its value at the loop's last step), the global
+            step, a variable, or a name (`"loss"`, `"losses"`,
+            `"global_step"`).
         every_n_iter: log every this many steps.
         every_n_secs: log every this many seconds.
         at_end: log the last values at the end.
@@ -108,15 +109,16 @@ class LoggingTensorHook(SessionRunHook):
     Raises:
         ValueError: unless exactly one of `every_n_iter` and `every_n_secs`
             is given (or neither, with `at_end=True`); for `every_n_iter` <= 0,
-            `tensors` not a list or dict, or a tensor (of `model_fn`, say)
-            instead of a name. At the first loop, for a name that cannot be
-            fetched in the loop's mode.
+            or `tensors` not a list or dict. At the first loop, for what
+            cannot be fetched in the loop's mode (a tensor not held by a
+            hook of the spec, an unknown name).
 
     Example:
 
     ```python
-    hook = kte.LoggingTensorHook({"loss": "loss", "step": "global_step"},
-                                 every_n_iter=100)
+    # In model_fn, as TF1 programs write it:
+    hook = kte.LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)
+    return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
     ```
     """
 
@@ -142,19 +144,12 @@ class LoggingTensorHook(SessionRunHook):
             self._tag_order = sorted(tensors)
             self._tensors = dict(tensors)
         elif isinstance(tensors, (list, tuple)):
-            self._tag_order = list(tensors)
-            self._tensors = {name: name for name in tensors}
+            self._tensors = {_tag(fetch): fetch for fetch in tensors}
+            self._tag_order = list(self._tensors)
         else:
             raise ValueError(
-                "`tensors` must be a list of names or a dict of tag to name. "
-                f"Received: tensors={_describe(tensors)}"
-            )
-        not_names = {tag: name for tag, name in self._tensors.items() if not isinstance(name, str)}
-        if not_names:
-            raise ValueError(
-                "LoggingTensorHook logs values by name: there is no graph, so a "
-                "tensor of model_fn cannot be fetched. Use the names "
-                f"{list(FETCHABLE[ModeKeys.TRAIN])}. Received: {_describe(not_names)}"
+                "`tensors` must be a list of tensors or names, or a dict of tag to "
+                f"tensor or name. Received: tensors={_describe(tensors)}"
             )
         if formatter is not None and not callable(formatter):
             raise ValueError(f"`formatter` must be callable. Received: formatter={formatter!r}")
@@ -192,6 +187,11 @@ class LoggingTensorHook(SessionRunHook):
             _log.info("%s (%.3f sec)", text, elapsed)
         else:
             _log.info("%s", text)
+
+
+def _tag(fetch):
+    """TensorFlow's tag of a fetch given in a list: its name."""
+    return fetch if isinstance(fetch, str) else str(getattr(fetch, "name", None) or fetch)
 
 
 class NanLossDuringTrainingError(RuntimeError):

@@ -2,7 +2,9 @@
 
 The global step advances by exactly one per training step, whether the
 program increments it (`minimize(global_step=...)`,
-`global_step.assign(global_step + 1)`) or not. Exported as `tf1.train.*`.
+`global_step.assign(global_step + 1)`) or not. Outside `model_fn` (a hook's
+`begin()`), the global step is the handle hooks fetch it with. Exported as
+`tf1.train.*`.
 """
 
 import keras
@@ -11,6 +13,7 @@ from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.hooks.fetches import GLOBAL_STEP
 
 
 def is_step_global_step(variable):
@@ -31,16 +34,22 @@ def get_or_create_global_step(graph=None):
     taken before the current one, and it advances by exactly one per step.
     In EVAL and PREDICT, the step of the weights being used.
 
+    Outside `model_fn` (in a hook's `begin()`, as TF1 hooks take it), the
+    handle `kte.hooks.fetches.GLOBAL_STEP`: a hook that fetches it through
+    `SessionRunArgs` or `run_context.session.run` gets the global step.
+
     Args:
         graph: ignored.
 
     Returns:
-        A variable (TF1-style view) or an integer scalar tensor.
-
-    Raises:
-        RuntimeError: outside a `model_fn` run by this library.
+        A variable (TF1-style view), an integer scalar tensor, or, outside
+        `model_fn`, the global step handle.
     """
     del graph
+    try:
+        store_lib.current_call("train.get_or_create_global_step")
+    except RuntimeError:
+        return GLOBAL_STEP
     step = train_ops.current_store_global_step()
     return VariableView(step) if isinstance(step, keras.Variable) else step
 
