@@ -21,6 +21,7 @@ Keys are also the variables' Keras paths, so they are stable names for
 checkpoints, layout maps and warm starts.
 """
 
+import collections
 import contextlib
 import threading
 
@@ -28,6 +29,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator import layer_capture
 
 _state = threading.local()
 
@@ -45,6 +47,8 @@ class VariableStore(keras.layers.Layer):
         # Not `_layers`: that attribute is Keras's own.
         self.created_layers = {}
         self.created_variables = {}
+        # Keras layers model_fn created itself (`layer_capture`), in order.
+        self.layer_order = layer_capture.LayerOrder()
 
     def variables_by_name(self):
         """Returns `{path: variable}` for every variable, in creation order."""
@@ -77,10 +81,17 @@ def model_fn_call(store, mode, building, global_step, training):
         training: the `training` flag layers see (True in TRAIN mode).
     """
     previous = getattr(_state, "context", None)
-    _state.context = ModelFnCall(store, mode, building, global_step)
+    context = ModelFnCall(store, mode, building, global_step)
+    _state.context = context
+    capture = layer_capture.LayerCapture(context)
     try:
-        with _keras_internals.training_context(training):
+        # Keras layers created inside model_fn are kept in the store, with
+        # automatic names counted per call, as TF1 counted them per graph.
+        with _keras_internals.training_context(training), \
+                _keras_internals.object_names(collections.defaultdict(int)), \
+                _keras_internals.layer_constructions(capture):
             yield
+        capture.finish()
     finally:
         _state.context = previous
 
@@ -154,7 +165,11 @@ def get_or_create_layer(name, factory):
             f"Argument `factory` of get_or_create_layer('{path}') must be a "
             f"callable returning a keras Layer. Received: {factory!r}"
         )
-    layer = factory()
+    # The factory's layer is this name's, not one model_fn created: not
+    # captured, and its automatic names do not count in the call's.
+    with _keras_internals.constructions_paused(), \
+            _keras_internals.object_names(collections.defaultdict(int)):
+        layer = factory()
     if not isinstance(layer, keras.layers.Layer):
         raise TypeError(
             f"The factory of get_or_create_layer('{path}') must return a "

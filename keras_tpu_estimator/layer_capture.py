@@ -1,0 +1,204 @@
+"""Keras layers created inside `model_fn`, kept as a TF1 graph kept them.
+
+A TF1 Keras user wrote `logits = tf.keras.layers.Dense(10)(x)` inside
+`model_fn`: the graph held the layer's variables (`dense/kernel`), every mode
+built its own graph with the same names, and checkpoints joined them. Here
+`model_fn` runs once per mode and once per compiled step, so a layer created
+inside it is kept by the variable store the first time and *given back* on
+every later call: the n-th layer of a class (or of an explicit name) within a
+scope is the same object in every call, like Haiku's and Flax's compact
+modules.
+
+Names follow TF1's: Keras's automatic names (`dense`, `dense_1`, ...,
+`model`, `model_1`) count from zero in every `model_fn` call, as TF1's
+counted per graph, and a variable's path is the scope the layer is first
+called in, then its name (`dense/kernel`, `block/conv2d_1/kernel`). An
+explicit `name` given twice is made unique (`head`, `head_1`).
+
+```python
+def model_fn(features, labels, mode, params):
+    x = keras.Input(tensor=features["image"])      # `features["image"]` itself
+    x = keras.layers.Conv2D(32, 3)(x)              # conv2d/kernel, conv2d/bias
+    logits = keras.layers.Dense(10)(keras.layers.Flatten()(x))   # dense/kernel
+    ...
+```
+
+Layers made by `kte.get_or_create_layer`'s factory, and the sublayers a
+layer makes in its `__init__`, are not captured: they belong to their owner.
+"""
+
+import collections
+
+import keras
+import numpy as np
+
+from keras_tpu_estimator import _keras_internals
+
+
+class LayerOrder:
+    """The store's record of captured layers: `{key: (path, config signature)}`.
+
+    A plain object, so that Keras does not track (and wrap) its dict.
+    """
+
+    def __init__(self):
+        self.entries = {}
+
+
+class PassThroughInput:
+    """What `keras.Input(tensor=t)` constructs inside `model_fn`: `output` is `t`.
+
+    TF1's `Input(tensor=t)` returned `t` itself; a Keras 3 `InputLayer`
+    accepts only symbolic tensors, and so would fail in the compiled steps.
+    """
+
+    def __init__(self, tensor):
+        self.output = tensor
+
+
+def _snake_case(name):
+    from keras.src.utils.naming import to_snake_case
+
+    return to_snake_case(name)
+
+
+def signature(value):
+    """A comparable summary of a constructor argument (config, not identity).
+
+    Initializers and other Keras objects compare by class and config,
+    functions by qualified name, tensors and arrays by dtype, layers by name.
+    """
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return tuple(signature(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), signature(v)) for k, v in value.items()))
+    if isinstance(value, keras.layers.Layer):
+        return ("layer", value.name)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return ("tensor", str(value.dtype))
+    get_config = getattr(value, "get_config", None)
+    if callable(get_config) and not isinstance(value, type):
+        try:
+            return (type(value).__qualname__, signature(get_config()))
+        except Exception:  # noqa: BLE001  (a config that cannot be read: compare the class)
+            return (type(value).__qualname__,)
+    if callable(value):
+        return ("callable", getattr(value, "__module__", None),
+                getattr(value, "__qualname__", type(value).__qualname__))
+    return (type(value).__qualname__,)
+
+
+def _arguments(args, kwargs):
+    return signature({"args": list(args), **kwargs})
+
+
+def _class_name(cls):
+    # A class defined inside model_fn is a new object in every call: compare names.
+    return cls.__module__, cls.__qualname__
+
+
+# Keras 3 weight names that TF1's Keras spelled otherwise: `{class: {keras: tf1}}`.
+TF1_WEIGHT_NAMES = {keras.layers.DepthwiseConv2D: {"kernel": "depthwise_kernel"}}
+
+
+def _ordinal(n):
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+class LayerCapture:
+    """The observer of Keras layer constructions during one `model_fn` call.
+
+    Args:
+        context: the `store.ModelFnCall` of the call.
+    """
+
+    def __init__(self, context):
+        self.context = context
+        self.counts = collections.Counter()
+        self.created = []
+
+    def finish(self):
+        """Gives the weights the layers of this call created their TF1 names.
+
+        Called once `model_fn` has returned, when its layers are built.
+        """
+        for layer in self.created:
+            for each in _keras_internals.layer_tree(layer):
+                renames = TF1_WEIGHT_NAMES.get(type(each), {})
+                for variable in each.weights:
+                    if variable.name in renames:
+                        _keras_internals.rename_variable(variable, renames[variable.name])
+        self.created = []
+
+    def __call__(self, cls, args, kwargs):
+        if issubclass(cls, keras.layers.InputLayer):
+            tensor = kwargs.get("input_tensor")
+            return (PassThroughInput(tensor) if tensor is not None else None), None
+        scope = _keras_internals.current_scope_path()
+        name = kwargs.get("name")
+        base = name if isinstance(name, str) and name else _snake_case(cls.__name__)
+        index = self.counts[scope, base]
+        self.counts[scope, base] += 1
+        key = f"{scope}/{base}#{index}"
+        where = (f"the {_ordinal(index + 1)} `{cls.__name__}`"
+                 + (f" named {base!r}" if base == name else "")
+                 + f" created in scope {scope!r}")
+        store = self.context.store
+        entry = store.layer_order.entries.get(key)
+        if entry is None:
+            if not self.context.building:
+                raise ValueError(
+                    f"model_fn created {where} in a compiled {self.context.mode!r} "
+                    "step, but not in its first call of that mode. Keras layers "
+                    "created inside model_fn are kept in creation order and given "
+                    "back on every later call: model_fn must create the same "
+                    "layers, in the same order, on every call."
+                )
+            return None, lambda layer, a, k: self._created(key, scope, layer, a, k)
+        path, _ = entry
+        layer = store.created_layers[path]
+        if _class_name(type(layer)) != _class_name(cls):
+            raise ValueError(
+                f"model_fn created {where} as a `{cls.__qualname__}`, where an "
+                f"earlier call created a `{type(layer).__qualname__}` (the layer "
+                f"{path!r}). Keras layers created inside model_fn are matched by "
+                "scope, class and creation order: create the same layers, in the "
+                "same order, on every call (in every mode)."
+            )
+        return layer, lambda layer, a, k: self._reused(key, where, path, layer, a, k)
+
+    def _created(self, key, scope, layer, args, kwargs):
+        store, used = self.context.store, self.context.used
+        name = base = layer.name
+        path = f"{scope}/{name}" if scope else name
+        suffix = 0
+        while path in store.created_layers or path in used:
+            suffix += 1
+            name = f"{base}_{suffix}"
+            path = f"{scope}/{name}" if scope else name
+        if name != base:
+            layer.name = name
+        store.created_layers[path] = layer
+        self.created.append(layer)
+        store.layer_order.entries[key] = (path, _arguments(args, kwargs))
+        used[path] = layer
+
+    def _reused(self, key, where, path, layer, args, kwargs):
+        _, expected = self.context.store.layer_order.entries[key]
+        received = _arguments(args, kwargs)
+        if received != expected:
+            raise ValueError(
+                f"model_fn created {where} with other arguments than in an "
+                f"earlier call, which created the layer {path!r}.\n"
+                f"  earlier: {expected}\n  now:     {received}\n"
+                "Keras layers created inside model_fn are given back on every "
+                "later call: create them with the same arguments on every call "
+                "(in every mode)."
+            )
+        for each in _keras_internals.layer_tree(layer):
+            _keras_internals.reserve_object_name(each.name)
+        self.context.used.setdefault(path, layer)
