@@ -1,4 +1,4 @@
-"""Checkpoints: orbax save/restore, inspection, crash safety, warm start (also from TF1)."""
+"""Checkpoints: save/restore in TensorFlow's format, inspection, crash safety, warm start."""
 
 import glob
 import os
@@ -156,7 +156,11 @@ def test_max_to_keep_keeps_the_newest_checkpoints(tmp_path, max_to_keep, kept):
             manager.save(step, {"w": np.full(2, step)})
         assert manager.all_steps() == kept
         assert manager.latest_step() == 5
-    assert sorted(int(d) for d in os.listdir(tmp_path) if d.isdigit()) == kept
+    on_disk = [int(n[len("model.ckpt-"):-len(".index")]) for n in os.listdir(tmp_path)
+               if n.endswith(".index")]
+    assert sorted(on_disk) == kept
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(("model.ckpt-1.", "model.ckpt-2."))
+                and kept[0] > 2]  # Every file of a deleted checkpoint goes (.data, .meta too).
 
 
 def test_paths_of_checkpoints(tmp_path):
@@ -164,9 +168,9 @@ def test_paths_of_checkpoints(tmp_path):
         assert manager.latest_checkpoint() is None
         manager.save(10, {"w": np.zeros(1)})
         manager.save(20, {"w": np.zeros(1)})
-        assert manager.path(10) == str(tmp_path / "10")
-        assert manager.latest_checkpoint() == str(tmp_path / "20")
-    assert ckpt.latest_checkpoint(tmp_path) == str(tmp_path / "20")
+        assert manager.path(10) == str(tmp_path / "model.ckpt-10")
+        assert manager.latest_checkpoint() == str(tmp_path / "model.ckpt-20")
+    assert ckpt.latest_checkpoint(tmp_path) == str(tmp_path / "model.ckpt-20")
 
 
 @pytest.mark.parametrize(
@@ -201,7 +205,7 @@ def test_latest_checkpoint_of_a_missing_directory_is_none(tmp_path):
         (lambda d: ckpt.CheckpointDirectory(d).save(1.5, {"w": 1}), "step=1.5"),
         (lambda d: ckpt.CheckpointDirectory(d).save(1, [1, 2]), "values=\\[1, 2\\]"),
         (lambda d: ckpt.CheckpointDirectory(d).restore(7), "No checkpoint of step 7"),
-        (lambda d: ckpt.load_variable(str(d), "w"), "No checkpoint found at"),
+        (lambda d: ckpt.load_variable(str(d), "w"), "must name a complete checkpoint.*Received"),
     ],
     ids=["negative-max", "str-max", "empty-dir", "negative-step", "float-step", "list-values",
          "missing-step", "load-from-empty"],
@@ -226,57 +230,70 @@ _KILLED_SAVE = textwrap.dedent(
     """
     import sys, time
     import numpy as np
-    from orbax.checkpoint._src.path import atomicity
     from keras_tpu_estimator.checkpoint import CheckpointDirectory
+    from keras_tpu_estimator.checkpoint import tf_files
 
     manager = CheckpointDirectory(sys.argv[1])
     manager.save(1, {"w": np.full((1000,), 1.0)})
 
-    async def finalize_never(self, *args, **kwargs):
-        print("WRITTEN, NOT FINALIZED", flush=True)
+    def stop_here(*args, **kwargs):
+        print("WRITTEN, NOT COMMITTED", flush=True)
         time.sleep(600)
 
-    # Stop every save right before orbax commits it (its rename), to be killed.
-    atomicity.AtomicRenameTemporaryPath.finalize = finalize_never
-    atomicity.CommitFileTemporaryPath.finalize = finalize_never
+    # Stop the save at `sys.argv[2]`, to be killed there.
+    setattr(tf_files, sys.argv[2], stop_here)
     manager.save(2, {"w": np.full((1000,), 2.0)})
     """
 )
 
 
-def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_latest(tmp_path):
+@pytest.mark.parametrize(
+    "killed_at, left",
+    [("rename", "model.ckpt-2_temp"), ("write_state", "model.ckpt-2.index")],
+    ids=["before-its-files-are-renamed", "before-the-state-file-names-it"],
+)
+def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_latest(tmp_path, killed_at,
+                                                                         left):
+    import tensorflow as tf
+
     script = tmp_path / "save.py"
     script.write_text(_KILLED_SAVE)
     directory = tmp_path / "model"
     env = dict(os.environ, JAX_PLATFORMS="cpu", KERAS_BACKEND="jax",
                PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    process = subprocess.Popen([sys.executable, str(script), str(directory)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen([sys.executable, str(script), str(directory), killed_at],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
     try:
         line = process.stdout.readline()
-        assert "WRITTEN, NOT FINALIZED" in line
+        assert "WRITTEN, NOT COMMITTED" in line
     finally:
         process.kill()  # SIGKILL
         process.wait()
-    assert glob.glob(str(directory / "2.orbax-checkpoint-tmp*"))  # The half-done save.
+    assert (directory / left).exists()  # The half-done save.
 
-    assert ckpt.latest_checkpoint(directory) == str(directory / "1")
+    latest = str(directory / "model.ckpt-1")
+    assert ckpt.latest_checkpoint(directory) == latest
+    assert tf.train.latest_checkpoint(str(directory)) == latest
     with ckpt.CheckpointDirectory(directory) as manager:
         assert manager.latest_step() == 1
         np.testing.assert_array_equal(manager.restore()["w"], np.full((1000,), 1.0))
         # The step can be saved again, completely this time.
         assert manager.save(2, {"w": np.full((1000,), 2.0)}) is True
         assert manager.latest_step() == 2
+        np.testing.assert_array_equal(manager.restore()["w"], np.full((1000,), 2.0))
+    assert not (directory / "model.ckpt-2_temp").exists()
 
 
-def test_an_unfinished_checkpoint_directory_is_never_read(tmp_path):
+def test_an_unfinished_save_is_never_read(tmp_path):
     with ckpt.CheckpointDirectory(tmp_path) as manager:
         manager.save(1, {"w": np.zeros(2)})
     # What a save of step 9 killed before its rename leaves behind.
-    (tmp_path / "9.orbax-checkpoint-tmp-1712345678" / "default").mkdir(parents=True)
-    assert ckpt.latest_checkpoint(tmp_path) == str(tmp_path / "1")
-    with pytest.raises(ValueError, match="unfinished"):
-        ckpt.list_variables(tmp_path / "9.orbax-checkpoint-tmp-1712345678")
+    (tmp_path / "model.ckpt-9_temp").mkdir()
+    (tmp_path / "model.ckpt-9_temp" / "part-00000-of-00001.index").write_bytes(b"")
+    assert ckpt.latest_checkpoint(tmp_path) == str(tmp_path / "model.ckpt-1")
+    with pytest.raises(ValueError, match="must name a complete checkpoint"):
+        ckpt.list_variables(tmp_path / "model.ckpt-9")
 
 
 # -- An EstimatorModel's checkpoint. -------------------------------------------

@@ -101,23 +101,19 @@ def test_checkpoints_iterator_arguments_are_checked_when_called(tmp_path, kwargs
         tf1.train.checkpoints_iterator(str(tmp_path), **kwargs)
 
 
-@pytest.mark.parametrize(
-    "name, found",
-    [("model.ckpt-4", "holds the checkpoints of steps [3, 7]"), ("4", "holds the checkpoints of steps [3, 7]"),
-     ("model.ckpt", ""), ("events", "")],
-)
-def test_checkpoint_step_names_the_argument_the_value_and_the_allowed_forms(tmp_path, name, found):
+@pytest.mark.parametrize("name", ["model.ckpt-4", "4", "model.ckpt", "events"])
+def test_checkpoint_prefix_names_the_argument_the_value_and_the_allowed_forms(tmp_path, name):
     save_steps(tmp_path, [3, 7])
     path = str(tmp_path / name)
     with pytest.raises(ValueError) as error:
-        kte.checkpoint.checkpoint_step(path)
+        kte.checkpoint.checkpoint_prefix(path)
     message = str(error.value)
     assert f"checkpoint_path={path!r}" in message
-    assert "`<model_dir>/<step>` or `<model_dir>/model.ckpt-<step>`" in message
-    assert found in message
+    assert "`<model_dir>/model.ckpt-<step>` (with its `.index` file) or a model_dir" in message
+    assert "holds the checkpoints ['model.ckpt-3', 'model.ckpt-7']" in message
 
 
-@pytest.mark.parametrize("name", ["7", "model.ckpt-7", "7/"])
-def test_checkpoint_step_reads_either_form(tmp_path, name):
+@pytest.mark.parametrize("name", ["model.ckpt-7", "", "/"])
+def test_checkpoint_step_reads_a_prefix_or_a_model_dir(tmp_path, name):
     save_steps(tmp_path, [3, 7])
     assert kte.checkpoint.checkpoint_step(str(tmp_path) + "/" + name) == (str(tmp_path), 7)

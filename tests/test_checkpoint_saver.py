@@ -171,7 +171,7 @@ def test_loading_the_checkpoint_a_model_holds_reads_nothing(model, tmp_path, mon
     checkpoints = ckpt.ModelDirCheckpoints(tmp_path / "model")
     checkpoints.directory.save(3, ckpt.model_values(model))
     assert checkpoints.load(model) == 3
-    monkeypatch.setattr(ckpt.model_dir, "restore_model", pytest.fail)
+    monkeypatch.setattr(ckpt.model_dir, "load_checkpoint", pytest.fail)
     assert checkpoints.load(model) == 3
 
 
@@ -179,7 +179,7 @@ def test_a_saved_step_counts_as_held(model, tmp_path, monkeypatch):
     checkpoints = ckpt.ModelDirCheckpoints(tmp_path / "model")
     checkpoints.directory.save(5, ckpt.model_values(model))
     checkpoints.saved(model, 5)
-    monkeypatch.setattr(ckpt.model_dir, "restore_model", pytest.fail)
+    monkeypatch.setattr(ckpt.model_dir, "load_checkpoint", pytest.fail)
     assert checkpoints.load(model) == 5
 
 

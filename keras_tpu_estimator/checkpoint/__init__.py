@@ -1,29 +1,36 @@
 """Checkpoints of a `model_dir`: save, restore, inspect, warm-start.
 
-A checkpoint is a flat dict `name -> array`, one directory per training step,
-written by `orbax.checkpoint` (no home-made format):
+A checkpoint is a flat dict `name -> array`, written as TensorFlow 1's
+`Saver` wrote it, by TensorFlow's own ops (`tf.raw_ops.SaveV2`,
+`MergeV2Checkpoints`), with TF1 variable names (`dense/kernel`,
+`global_step`):
 
 ```
 model_dir/
-    100/          # complete checkpoint of step 100
-    200/
-    300.orbax-checkpoint-tmp-1712345678/   # a save in progress (or killed)
+    checkpoint                           # the state file: the checkpoints, latest last
+    model.ckpt-100.index
+    model.ckpt-100.data-00000-of-00001
+    model.ckpt-100.meta
+    model.ckpt-200.index ...
+    model.ckpt-300_temp/                 # a save in progress (or killed)
 ```
 
-Orbax writes every save into a temporary directory and renames it when done,
-so a process killed mid-save leaves a temporary directory that is never taken
-for a checkpoint: `latest_step()` and `latest_checkpoint()` only see complete
-ones.
+`tf.train.latest_checkpoint`, `tf.train.load_checkpoint`, TensorBoard and
+TensorFlow's own estimators read such a `model_dir`, and this library resumes
+from theirs. A save is written under a temporary name and renamed when
+complete (the `.index` last), the state file last: a process killed mid-save
+leaves the previous checkpoint the latest.
 
 The modules, one concept each:
 
 - `directory`: `CheckpointDirectory`, the checkpoints of one directory;
-- `paths`: the layout of a `model_dir` (`latest_checkpoint`, the
-  TensorFlow-style names `model.ckpt-<step>`);
-- `readers`: reading any checkpoint, also TensorFlow's (`checkpoint_reader`,
+- `tf_files`: TensorFlow's checkpoint files and state file, through its ops;
+- `paths`: the layout of a `model_dir` (`latest_checkpoint`,
+  `checkpoint_prefix`, the names `model.ckpt-<step>`);
+- `readers`: reading any TensorFlow checkpoint (`checkpoint_reader`,
   `list_variables`, `load_variable`);
 - `model_state`: an `EstimatorModel`'s checkpoint (`model_values`,
-  `save_model`, `restore_model`);
+  `save_model`, `restore_model`, `load_checkpoint`);
 - `warm_starting`: `WarmStartSettings`, `warm_start`;
 - `saver`: `CheckpointSaver`, the Keras callback saving during `fit` (never
   NaN weights: `NonFiniteWeightsError`);
@@ -44,10 +51,12 @@ from keras_tpu_estimator.checkpoint.directory import CheckpointDirectory
 from keras_tpu_estimator.checkpoint.model_dir import ModelDirCheckpoints
 from keras_tpu_estimator.checkpoint.model_state import GLOBAL_STEP
 from keras_tpu_estimator.checkpoint.model_state import OPTIMIZER_PREFIX
+from keras_tpu_estimator.checkpoint.model_state import load_checkpoint
 from keras_tpu_estimator.checkpoint.model_state import model_values
 from keras_tpu_estimator.checkpoint.model_state import restore_model
 from keras_tpu_estimator.checkpoint.model_state import save_model
 from keras_tpu_estimator.checkpoint.paths import TF_STYLE_PREFIX
+from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
 from keras_tpu_estimator.checkpoint.paths import checkpoint_step
 from keras_tpu_estimator.checkpoint.paths import latest_checkpoint
 from keras_tpu_estimator.checkpoint.paths import tf_style_path
@@ -64,16 +73,19 @@ from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartSettings
 from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
 from keras_tpu_estimator.checkpoint.warm_starting import warm_start
+from keras_tpu_estimator.checkpoint.global_step import load_global_step_from_checkpoint_dir
 
 __all__ = [
     "CheckpointDirectory",
     "ModelDirCheckpoints",
     "GLOBAL_STEP",
     "OPTIMIZER_PREFIX",
+    "load_checkpoint",
     "model_values",
     "restore_model",
     "save_model",
     "TF_STYLE_PREFIX",
+    "checkpoint_prefix",
     "checkpoint_step",
     "latest_checkpoint",
     "tf_style_path",

@@ -7,7 +7,6 @@ they are not part of `kte.checkpoint`'s own namespace.
 import os
 
 import numpy as np
-from etils import epath
 
 from keras_tpu_estimator.log_lines import logger  # noqa: F401  (the checkpoint modules' logger)
 
@@ -16,7 +15,7 @@ def directory_string(path, argument):
     """Returns `path` as a string: absolute when local, unchanged when a URL (`gs://...`).
 
     Args:
-        path: a string, `os.PathLike` or `etils.epath.Path`.
+        path: a string or `os.PathLike`.
         argument: the argument name used in error messages.
 
     Returns:
@@ -31,8 +30,6 @@ def directory_string(path, argument):
     directory_string("runs/mnist", "model_dir")   # "/abs/runs/mnist"
     ```
     """
-    if isinstance(path, epath.Path):
-        path = str(path)
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise ValueError(
             f"Argument `{argument}` must be a non-empty path. Received: "

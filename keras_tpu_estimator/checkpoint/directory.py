@@ -1,9 +1,11 @@
-"""`CheckpointDirectory`: the checkpoints of one directory, written by `orbax.checkpoint`.
+"""`CheckpointDirectory`: the checkpoints of one directory, in TensorFlow's format.
 
-A checkpoint is a flat dict `name -> array` saved at a training step, one
-directory per step (see `kte.checkpoint.paths`). Orbax writes every save into
-a temporary directory and renames it when done, so a process killed mid-save
-leaves a temporary directory that is never taken for a checkpoint.
+A checkpoint is a flat dict `name -> array` saved at a training step, as
+the files TensorFlow's `Saver` wrote (`model.ckpt-<step>.index`, `.data-*`,
+`.meta`, listed in the `checkpoint` state file; see `kte.checkpoint.paths`).
+A save is written under a temporary prefix, its files renamed when complete
+(the `.index` last), and the state file written last: a process killed
+mid-save leaves the previous checkpoint the latest.
 
 ```python
 with kte.checkpoint.CheckpointDirectory("runs/mnist", max_to_keep=3) as directory:
@@ -17,30 +19,38 @@ import os
 import jax
 import keras
 import numpy as np
-import orbax.checkpoint as ocp
 
+from keras_tpu_estimator.checkpoint import tf_files
 from keras_tpu_estimator.checkpoint.common import check_step
 from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.common import join
 from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.common import short_repr
-from keras_tpu_estimator.checkpoint.readers import OrbaxReader
-from keras_tpu_estimator.checkpoint.readers import reading
+from keras_tpu_estimator.checkpoint.paths import finished_steps
+from keras_tpu_estimator.checkpoint.paths import listed_checkpoints
+from keras_tpu_estimator.checkpoint.paths import tf_style_path
+from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
+
+# In the names of the files of a save in progress (or killed): never a checkpoint.
+UNFINISHED = "_temp"
 
 
 class CheckpointDirectory:
-    """Checkpoints of a `model_dir`, written with `orbax.checkpoint.CheckpointManager`.
+    """Checkpoints of a `model_dir`, written as TensorFlow's `Saver` wrote them.
 
-    Each checkpoint is a flat dict of named arrays saved at a step. Saving is
-    synchronous and atomic: orbax writes a temporary directory and renames it
-    when the save is complete, so a process killed mid-save leaves nothing
-    that `latest_step()` returns or `restore()` loads. Leftover temporary
-    directories are left alone (another process may be writing them) and
-    ignored.
+    Each checkpoint is a flat dict of named arrays saved at a step, in the
+    files `model.ckpt-<step>.*` (written by `tf.raw_ops.SaveV2`) listed in the
+    state file `checkpoint`. Saving is synchronous and atomic: the files are
+    written under a temporary name and renamed when complete, the `.index`
+    last, and the state file names the checkpoint last; a process killed
+    mid-save leaves nothing that `latest_step()` returns or `restore()` loads.
+    Leftover temporary files are ignored (`TrainerLock` removes them).
 
     With several processes (`jax.distributed`), create the directory and call
-    `save` and `restore` on every process: they are collective.
+    `save` on every process: it is collective. Each process writes the
+    slices of the sharded arrays it holds, and process 0 merges them
+    (`tf.raw_ops.MergeV2Checkpoints`) into one checkpoint.
 
     Args:
         directory: the directory holding the checkpoints (a `model_dir`); it
@@ -58,8 +68,8 @@ class CheckpointDirectory:
     directory = CheckpointDirectory("/tmp/run", max_to_keep=2)
     directory.save(100, {"w": np.ones((2, 2))})
     directory.latest_step()           # 100
+    directory.latest_checkpoint()     # "/tmp/run/model.ckpt-100"
     directory.restore()["w"]          # numpy array
-    directory.close()
     ```
     """
 
@@ -80,12 +90,8 @@ class CheckpointDirectory:
                 f"keeps all). Received: max_to_keep={max_to_keep!r}"
             )
         self.max_to_keep = int(max_to_keep) if max_to_keep else None
-        options = ocp.CheckpointManagerOptions(
-            max_to_keep=self.max_to_keep,
-            create=True,
-            enable_async_checkpointing=False,
-        )
-        self._manager = ocp.CheckpointManager(self._directory, options=options)
+        if jax.process_index() == 0:
+            tf_files.tf().io.gfile.makedirs(self._directory)
 
     @property
     def directory(self):
@@ -105,6 +111,7 @@ class CheckpointDirectory:
             values: a dict `name -> array` (JAX arrays, numpy arrays, Python
                 scalars or `keras.Variable`s, whose current value is saved).
                 Sharded JAX arrays are written by the processes that hold them.
+                A `global_step` is written as int64, as TensorFlow has it.
 
         Returns:
             True if the checkpoint was written, False if `step` already had one.
@@ -130,16 +137,25 @@ class CheckpointDirectory:
                 f"a newer checkpoint (step {steps[-1]}). Restore or delete the "
                 "newer checkpoints, or save into another directory."
             )
-        logger.info("Saving checkpoints for %d into %s.", step, join(self._directory, str(step)))
-        tree = {name: _savable(value) for name, value in values.items()}
-        self._manager.save(step, args=ocp.args.PyTreeSave(tree), force=True)
-        self._manager.wait_until_finished()
+        prefix = tf_style_path(self._directory, step)
+        logger.info("Saving checkpoints for %d into %s.", step, prefix)
+        _write(prefix, values)
+        if jax.process_index() == 0:
+            self._commit(prefix)
+        _barrier(f"kte_checkpoint_saved_{step}")
         return True
+
+    def _commit(self, prefix):
+        """Lists the complete checkpoint `prefix` in the state file, then deletes the oldest."""
+        listed = [p for p in listed_checkpoints(self._directory) if p != prefix] + [prefix]
+        kept = listed[-self.max_to_keep:] if self.max_to_keep else listed
+        tf_files.write_state(self._directory, kept)
+        for old in listed[: len(listed) - len(kept)]:
+            tf_files.remove(old)
 
     def all_steps(self):
         """The steps of the complete checkpoints, ascending (read from disk)."""
-        self._manager.reload()
-        return sorted(int(s) for s in self._manager.all_steps())
+        return finished_steps(self._directory)
 
     def latest_step(self):
         """The step of the newest complete checkpoint, or None when there is none."""
@@ -147,7 +163,7 @@ class CheckpointDirectory:
         return steps[-1] if steps else None
 
     def path(self, step):
-        """The directory of the checkpoint of `step`, a string.
+        """The prefix of the checkpoint of `step`: `directory/model.ckpt-<step>`.
 
         Raises:
             ValueError: if there is no checkpoint of `step`.
@@ -159,12 +175,12 @@ class CheckpointDirectory:
                 f"No checkpoint of step {step} in {self._directory}. "
                 f"Checkpoints: {steps}"
             )
-        return join(self._directory, str(step))
+        return tf_style_path(self._directory, step)
 
     def latest_checkpoint(self):
-        """The directory of the newest complete checkpoint, or None."""
+        """The prefix of the newest complete checkpoint, or None."""
         step = self.latest_step()
-        return None if step is None else join(self._directory, str(step))
+        return None if step is None else tf_style_path(self._directory, step)
 
     def restore(self, step=None, targets=None):
         """Reads the checkpoint of `step`.
@@ -203,41 +219,10 @@ class CheckpointDirectory:
                     f"No checkpoint to restore in {self._directory}: the "
                     "directory holds no complete checkpoint."
                 )
-        path = self.path(step)  # Checks that `step` exists.
-        saved = OrbaxReader(path).names_and_dtypes()
-        if targets is None:
-            restore_args = {
-                name: ocp.RestoreArgs(restore_type=np.ndarray) for name in saved
-            }
-            args = ocp.args.PyTreeRestore(restore_args=restore_args)
-        else:
-            if not isinstance(targets, dict):
-                raise ValueError(
-                    "Argument `targets` must be None or a dict name -> "
-                    f"variable or array. Received: targets={short_repr(targets)}"
-                )
-            missing = sorted(set(targets) - set(saved))
-            if missing:
-                raise ValueError(
-                    f"The checkpoint {path} has no values named {few(missing)}. "
-                    f"It holds: {few(sorted(saved))}"
-                )
-            restore_args = {
-                name: _restore_args(name, target, saved[name][0], path)
-                for name, target in targets.items()
-            }
-            args = ocp.args.PyTreeRestore(
-                item={name: 0 for name in targets},
-                restore_args=restore_args,
-                partial_restore=True,
-            )
-        with reading(path):
-            restored = self._manager.restore(step, args=args)
-        return dict(restored)
+        return restore_prefix(self.path(step), targets)
 
     def close(self):
-        """Waits for pending work and releases the orbax manager."""
-        self._manager.close()
+        """Nothing to release; kept so that `with CheckpointDirectory(...)` reads well."""
 
     def __enter__(self):
         return self
@@ -249,16 +234,39 @@ class CheckpointDirectory:
         return f"CheckpointDirectory({self._directory!r}, max_to_keep={self.max_to_keep})"
 
 
-def _savable(value):
-    if isinstance(value, keras.Variable):
-        value = value.value
-    if isinstance(value, jax.Array):
-        return value
-    return np.asarray(value)
+def restore_prefix(prefix, targets=None, reader=None):
+    """Reads the checkpoint `prefix`, laid out like `targets` (see `CheckpointDirectory.restore`).
+
+    Reads on this process only: every process reads what it needs.
+
+    Args:
+        prefix: a complete checkpoint's prefix.
+        targets: as `CheckpointDirectory.restore`'s.
+        reader: None, or a `TensorFlowReader` of `prefix` already open.
+    """
+    reader = reader or TensorFlowReader(prefix)
+    saved = reader.names_and_dtypes()
+    if targets is None:
+        return {name: reader.read(name) for name in saved}
+    if not isinstance(targets, dict):
+        raise ValueError(
+            "Argument `targets` must be None or a dict name -> "
+            f"variable or array. Received: targets={short_repr(targets)}"
+        )
+    missing = sorted(set(targets) - set(saved))
+    if missing:
+        raise ValueError(
+            f"The checkpoint {prefix} has no values named {few(missing)}. "
+            f"It holds: {few(sorted(saved))}"
+        )
+    return {
+        name: _placed(name, target, reader, saved[name][0], prefix)
+        for name, target in targets.items()
+    }
 
 
-def _restore_args(name, target, saved_shape, path):
-    """Orbax's restore arguments giving `target`'s shape, dtype and sharding."""
+def _placed(name, target, reader, saved_shape, prefix):
+    """The saved value `name` with `target`'s shape, dtype and sharding."""
     if isinstance(target, keras.Variable):
         target = target.value
     if isinstance(target, (jax.Array, jax.ShapeDtypeStruct)):
@@ -274,8 +282,57 @@ def _restore_args(name, target, saved_shape, path):
     if tuple(shape) != tuple(saved_shape):
         raise ValueError(
             f"targets[{name!r}] has shape {tuple(shape)}, but the checkpoint "
-            f"{path} holds shape {tuple(saved_shape)}."
+            f"{prefix} holds shape {tuple(saved_shape)}."
         )
+    value = reader.read(name).astype(dtype)
     if sharding is None:
-        return ocp.RestoreArgs(restore_type=np.ndarray, dtype=dtype)
-    return ocp.ArrayRestoreArgs(sharding=sharding, global_shape=tuple(shape), dtype=dtype)
+        return value
+    return jax.make_array_from_callback(tuple(shape), sharding, lambda index: value[index])
+
+
+def _write(prefix, values):
+    """Writes the complete files of the checkpoint `prefix` (every process calls it).
+
+    Each process saves its pieces under `prefix_temp/part-<i>-of-<n>`;
+    process 0 merges them into `prefix_temp/merged`, then renames the files
+    to `prefix.*`, the `.index` last.
+    """
+    gfile = tf_files.tf().io.gfile
+    temporary = prefix + UNFINISHED
+    count, index = jax.process_count(), jax.process_index()
+    if index == 0 and gfile.exists(temporary):
+        gfile.rmtree(temporary)  # A killed save of this step.
+    _barrier(f"kte_checkpoint_start_{os.path.basename(prefix)}")
+    pieces = []
+    for name, value in values.items():
+        for spec, array in tf_files.slices_of(_savable(name, value)):
+            pieces.append((name, spec, array))
+    part = join(temporary, f"part-{index:05d}-of-{count:05d}")
+    tf_files.save_pieces(part, pieces)
+    _barrier(f"kte_checkpoint_parts_{os.path.basename(prefix)}")
+    if index != 0:
+        return
+    parts = sorted(p[: -len(".index")] for p in gfile.glob(join(temporary, "part-*.index")))
+    merged = join(temporary, "merged")
+    tf_files.merge(parts, merged)
+    tf_files.write_meta(merged)
+    tf_files.rename(merged, prefix)
+    gfile.rmtree(temporary)
+
+
+def _savable(name, value):
+    if isinstance(value, keras.Variable):
+        value = value.value
+    if name == "global_step":  # TensorFlow's programs and Savers read an int64.
+        return np.asarray(value, dtype=np.int64)  # (Replicated: every process has it.)
+    if isinstance(value, jax.Array):
+        return value
+    return np.asarray(value)
+
+
+def _barrier(name):
+    """Waits for every process (nothing to wait for with one)."""
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices(name)

@@ -13,11 +13,15 @@ checkpoints.load(model)   # the same step, nothing read again
 """
 
 import functools
+import os
 
+from keras_tpu_estimator.checkpoint import tf_files
 from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.directory import CheckpointDirectory
-from keras_tpu_estimator.checkpoint.model_state import restore_model
-from keras_tpu_estimator.checkpoint.paths import checkpoint_step
+from keras_tpu_estimator.checkpoint.model_state import load_checkpoint
+from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
+from keras_tpu_estimator.checkpoint.paths import latest_checkpoint
+from keras_tpu_estimator.checkpoint.paths import tf_style_path
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
 
 # How many times a latest checkpoint is chosen again when a trainer deletes it.
@@ -46,13 +50,14 @@ class ModelDirCheckpoints:
     start, from_memory = checkpoints.training_start(model)
     model.fit(..., callbacks=[checkpoints.saver(model, save_steps=100)])
     checkpoints.training_ended(model)
-    checkpoints.load(other_model, "runs/mnist/model.ckpt-100")
+    checkpoints.load(other_model, "runs/mnist/model.ckpt-best")
     ```
     """
 
     def __init__(self, model_dir, max_to_keep=5):
         self._directory = CheckpointDirectory(model_dir, max_to_keep=max_to_keep)
-        # id(model) -> (directory, step) of the checkpoint it holds, unchanged since.
+        # id(model) -> (prefix, index signature, step) of the checkpoint it
+        # holds, unchanged since.
         self._loaded = {}
         # id(model) -> the step of trained weights no checkpoint holds (when
         # checkpoints are disabled): training continues from them.
@@ -70,15 +75,17 @@ class ModelDirCheckpoints:
     def load(self, model, checkpoint_path=None):
         """Makes `model` hold the checkpoint `checkpoint_path` (default: the latest).
 
-        Nothing is read when the model already holds that checkpoint. The
-        latest is read consistently while another process trains into
-        `model_dir`: if that process deletes it (`keep_checkpoint_max`) before
-        or while it is read, the new latest is read instead.
+        Nothing is read when the model already holds that checkpoint (the
+        same prefix, its `.index` unchanged). The latest is read consistently
+        while another process trains into `model_dir`: if that process
+        deletes it (`keep_checkpoint_max`) before or while it is read, the
+        new latest is read instead.
 
         Args:
             model: an `EstimatorModel`, built for the mode it will run.
-            checkpoint_path: None, or a checkpoint of this library in either
-                form `checkpoint_step` takes (another `model_dir`'s too).
+            checkpoint_path: None, or a checkpoint prefix (any name with its
+                `.index` file: `model.ckpt-1000`, `model.ckpt-best`, another
+                `model_dir`'s, TensorFlow's) or a `model_dir` (its latest).
 
         Returns:
             The global step loaded, or None when `checkpoint_path` is None
@@ -86,48 +93,43 @@ class ModelDirCheckpoints:
 
         Raises:
             ValueError: if `checkpoint_path` names no complete checkpoint, or
-                the checkpoint does not fit the model (see `restore_model`).
+                the checkpoint does not fit the model (see `load_checkpoint`).
             DamagedCheckpointError: (a ValueError) if the checkpoint's files
                 cannot be read, naming it.
         """
         if checkpoint_path is None:
             return self._load_latest(model)
-        directory, step = checkpoint_step(checkpoint_path)
-        return self._load_step(model, directory, step)
+        return self._load_prefix(model, checkpoint_prefix(checkpoint_path))
 
     def _load_latest(self, model):
         """Loads the latest checkpoint; the next latest if a trainer deletes it meanwhile.
 
         Another process training into `model_dir` saves new checkpoints and
-        deletes old ones (`max_to_keep`): the one chosen may vanish before or
-        while it is read. Then the newest is chosen again.
+        deletes old ones (`keep_checkpoint_max`): the one chosen may vanish
+        before or while it is read. Then the newest is chosen again.
         """
         for attempt in range(_ATTEMPTS):
-            step = self._directory.latest_step()
-            if step is None:
+            prefix = latest_checkpoint(self._directory.directory)
+            if prefix is None:
                 return None
             try:
-                return self._load_step(model, self._directory.directory, step)
+                return self._load_prefix(model, prefix)
             except Exception:
-                steps = self._directory.all_steps()
-                if attempt == _ATTEMPTS - 1 or (steps and steps[-1] == step):
-                    raise  # Still the latest: not a concurrent deletion.
+                if attempt == _ATTEMPTS - 1 or tf_files.exists(prefix):
+                    raise  # Still there: not a concurrent deletion.
                 logger.info(
-                    "The checkpoint of step %d in %s was replaced while it was read "
-                    "(another process trains there); reading the latest again.",
-                    step, self._directory.directory,
+                    "The checkpoint %s was deleted while it was read (another "
+                    "process trains there); reading the latest again.", prefix,
                 )
                 self.forget(model)
 
-    def _load_step(self, model, directory, step):
-        if self._loaded.get(id(model)) != (directory, step):
-            checkpoints = (
-                self._directory
-                if directory == self._directory.directory
-                else CheckpointDirectory(directory)
-            )
-            restore_model(checkpoints, model, step)
-            self._loaded[id(model)] = (directory, step)
+    def _load_prefix(self, model, prefix):
+        signature = _signature(prefix)
+        held = self._loaded.get(id(model))
+        if held is not None and held[:2] == (prefix, signature):
+            return held[2]
+        step = load_checkpoint(prefix, model)
+        self._loaded[id(model)] = (prefix, signature, step)
         return step
 
     def forget(self, model):
@@ -136,7 +138,8 @@ class ModelDirCheckpoints:
 
     def saved(self, model, step):
         """Notes that `model` holds the checkpoint of `step` of `model_dir`, just saved."""
-        self._loaded[id(model)] = (self._directory.directory, step)
+        prefix = tf_style_path(self._directory.directory, step)
+        self._loaded[id(model)] = (prefix, _signature(prefix), step)
 
     def training_start(self, model):
         """Where training `model` continues from.
@@ -181,3 +184,19 @@ class ModelDirCheckpoints:
             listeners=listeners,
             on_saved=functools.partial(self.saved, model),
         )
+
+
+def _signature(prefix):
+    """What tells a checkpoint's files apart from others later given the same name.
+
+    (A program renames checkpoints: ALBERT's `model.ckpt-best`.)
+    """
+    index = prefix + ".index"
+    try:
+        if "://" in index:
+            stat = tf_files.tf().io.gfile.stat(index)
+            return (stat.length, stat.mtime_nsec)
+        stat = os.stat(index)
+    except Exception:  # Gone: nothing held matches.
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)

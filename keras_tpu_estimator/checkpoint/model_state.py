@@ -23,7 +23,9 @@ import keras
 from keras_tpu_estimator.checkpoint.common import check_step
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.common import logger
-from keras_tpu_estimator.checkpoint.readers import OrbaxReader
+from keras_tpu_estimator.checkpoint.directory import restore_prefix
+from keras_tpu_estimator.checkpoint.paths import tf_style_step
+from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
 
 GLOBAL_STEP = "global_step"
 OPTIMIZER_PREFIX = "optimizer/"
@@ -106,19 +108,9 @@ def save_model(checkpoints, model):
 
 
 def restore_model(checkpoints, model, step=None):
-    """Loads a checkpoint into an `EstimatorModel`'s variables.
+    """Loads a checkpoint of a `CheckpointDirectory` into an `EstimatorModel`'s variables.
 
-    Every variable of `model_values(model)` receives the saved value of the
-    same name, read directly with the live variable's shape, dtype and
-    sharding; names only in the checkpoint are ignored (e.g. the optimizer's
-    when the model has not been built for training).
-
-    The model must already have its variables: build the modes you need
-    first (`EstimatorModel.fit` builds the TRAIN mode and the optimizer
-    before any callback runs, so a callback's `on_train_begin` can restore;
-    `evaluate` and `predict` build before their first batch). A model built
-    only for evaluation or prediction gets the weights, and its
-    `global_step` (what `model_fn` sees) becomes the restored step.
+    See `load_checkpoint` for what is loaded.
 
     Args:
         checkpoints: a `CheckpointDirectory`.
@@ -126,12 +118,10 @@ def restore_model(checkpoints, model, step=None):
         step: the step to restore; None restores the latest.
 
     Returns:
-        The restored step (an int).
+        The restored global step (an int).
 
     Raises:
-        ValueError: if there is no checkpoint, the model has no variables
-            yet, a model variable is missing from the checkpoint (the model
-            changed since it was written), or a shape differs.
+        ValueError: if there is no checkpoint, or as `load_checkpoint`.
 
     Example:
 
@@ -150,44 +140,91 @@ def restore_model(checkpoints, model, step=None):
                 f"No checkpoint to restore in {checkpoints.directory}: the "
                 "directory holds no complete checkpoint."
             )
-    step = check_step(step)
+    return load_checkpoint(checkpoints.path(check_step(step)), model)
+
+
+def load_checkpoint(prefix, model):
+    """Loads the checkpoint `prefix` into an `EstimatorModel`'s variables: resumes from it.
+
+    Every variable of `model_values(model)` receives the saved value of the
+    same name, read with the live variable's shape, dtype and sharding;
+    names only in the checkpoint are ignored (e.g. the optimizer's when the
+    model has not been built for training). The checkpoint may be written
+    by TensorFlow (a TF1 `model_dir`): the optimizer's variables of a Keras
+    optimizer it lacks (`optimizer/...`) keep their initial values, with a
+    warning, and its `global_step` becomes the model's.
+
+    The model must already have its variables: build the modes you need
+    first (`EstimatorModel.fit` builds the TRAIN mode and the optimizer
+    before any callback runs, so a callback's `on_train_begin` can restore;
+    `evaluate` and `predict` build before their first batch). A model built
+    only for evaluation or prediction gets the weights, and its
+    `global_step` (what `model_fn` sees) becomes the checkpoint's.
+
+    Args:
+        prefix: a complete checkpoint's prefix (`model_dir/model.ckpt-100`).
+        model: an `EstimatorModel`.
+
+    Returns:
+        The checkpoint's global step (an int): its `global_step` value,
+        else the step in its name, else 0.
+
+    Raises:
+        ValueError: if the model has no variables yet, a variable of
+            `model_fn` is missing from the checkpoint (the model changed
+            since it was written), or a shape differs.
+        DamagedCheckpointError: (a ValueError) if the files cannot be read.
+    """
     values = model_values(model)
     if not values:
         raise ValueError(
             "The model has no variables yet: run its model_fn once (fit, "
             "evaluate or predict build it) before restore_model."
         )
-    saved = OrbaxReader(checkpoints.path(step)).names()
-    missing = [name for name in values if name not in saved]
+    reader = TensorFlowReader(prefix)
+    saved = reader.names()
+    absent = [name for name in values if name not in saved]
+    missing = [name for name in absent if not name.startswith(OPTIMIZER_PREFIX)]
     if missing:
         raise ValueError(
-            f"The checkpoint of step {step} in {checkpoints.directory} has no value "
-            f"for the model variables {few(missing)}: the model changed since "
-            "the checkpoint was written. Use warm_start to load the variables "
-            "that match."
+            f"The checkpoint {prefix} has no value for the model variables "
+            f"{few(missing)}: the model changed since the checkpoint was "
+            "written. Use warm_start to load the variables that match."
         )
+    values = {name: v for name, v in values.items() if name in saved}
     for name, variable in values.items():
         if tuple(saved[name]) != tuple(variable.shape):
             raise ValueError(
                 f"Variable {name!r} has shape {tuple(variable.shape)} in the model "
-                f"but {tuple(saved[name])} in the checkpoint of step {step} in "
-                f"{checkpoints.directory}: the model changed."
+                f"but {tuple(saved[name])} in the checkpoint {prefix}: the model changed."
             )
-    restored = checkpoints.restore(step, targets=values)
+    restored = restore_prefix(prefix, values, reader)
     for name, variable in values.items():
         variable.assign(restored[name])
+    step = _global_step(prefix, reader, saved)
     model.global_step = step  # Also for a model built without an optimizer.
+    if absent:
+        logger.warning(
+            "The checkpoint %s has no value for the optimizer variables %s (it was "
+            "not written with this optimizer, e.g. by TensorFlow): they keep their "
+            "initial values.", prefix, few(absent),
+        )
     bad = non_finite_names(values)
     if bad:  # Not written by this library's saver; maybe by an older version.
         logger.warning(
-            "The checkpoint of step %d in %s holds NaN or infinite values in %s: "
-            "what is computed from it (losses, metrics, predictions) is not "
-            "meaningful. Evaluate or resume from an earlier checkpoint.",
-            step, checkpoints.directory, few(bad),
+            "The checkpoint %s holds NaN or infinite values in %s: what is "
+            "computed from it (losses, metrics, predictions) is not meaningful. "
+            "Evaluate or resume from an earlier checkpoint.", prefix, few(bad),
         )
-    logger.info("Restored %d variables from step %d of %s.", len(values), step,
-                checkpoints.directory)
+    logger.info("Restored %d variables from %s (global step %d).", len(values), prefix, step)
     return step
+
+
+def _global_step(prefix, reader, saved):
+    if GLOBAL_STEP in saved and saved[GLOBAL_STEP] == ():
+        return int(reader.read(GLOBAL_STEP))
+    step = tf_style_step(prefix)
+    return 0 if step is None else step
 
 
 _NUMBERED = re.compile(r"^([^/]+?)_\d+/")

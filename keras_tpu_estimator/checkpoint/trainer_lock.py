@@ -6,7 +6,7 @@ checkpoints. `TPUEstimator.train` holds an OS file lock (`flock`, through the
 trainer is refused at its start. The operating system releases the lock when
 its process ends, killed or not, so no stale lock is ever left to remove.
 Evaluators and exporters do not take it: they read while a trainer writes.
-Taking it removes the half-written saves (`*.orbax-checkpoint-tmp*`) of a
+Taking it removes the half-written saves (`model.ckpt-<step>_temp/`) of a
 trainer that was killed while saving.
 
 ```python
@@ -16,6 +16,7 @@ with kte.checkpoint.TrainerLock("runs/mnist"):
 """
 
 import os
+import re
 import shutil
 
 import filelock
@@ -25,7 +26,7 @@ from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import join
 
 LOCK_FILE = ".trainer.lock"
-UNFINISHED_SAVE = ".orbax-checkpoint-tmp"  # In the name of a save orbax has not finished.
+_UNFINISHED = re.compile(r"^model\.ckpt-\d+_temp$|^\.checkpoint\.tmp-")  # Saves not finished.
 
 
 class ModelDirInUseError(RuntimeError):
@@ -114,5 +115,9 @@ def _remove_unfinished_saves(directory):
     every unfinished save belongs to a process that is gone.
     """
     for name in os.listdir(directory):
-        if UNFINISHED_SAVE in name:
-            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+        if _UNFINISHED.match(name):
+            path = os.path.join(directory, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.remove(path)

@@ -11,12 +11,12 @@ for ckpt in tf1.train.checkpoints_iterator(model_dir, timeout=600):
         break
 ```
 
-Here `model_dir` holds this library's checkpoints (one orbax directory per
-step), and these functions name them as TensorFlow did:
+A `model_dir` holds TensorFlow checkpoints (`model.ckpt-<step>.index`, ...,
+and the `checkpoint` state file), whether this library or TensorFlow wrote
+them, and these functions give their prefixes as TensorFlow did:
 `model_dir/model.ckpt-<step>`. `TPUEstimator.evaluate`, `predict` and
 `export_saved_model`, `list_variables`, `load_variable` and warm starts
-take such names. A `model_dir` of TensorFlow checkpoints gives TensorFlow's
-own paths. They are re-exported by `keras_tpu_estimator.compat.v1.train`.
+take them. They are re-exported by `keras_tpu_estimator.compat.v1.train`.
 """
 
 import numbers
@@ -27,19 +27,17 @@ from keras_tpu_estimator import checkpoint as checkpoint_lib
 from keras_tpu_estimator.log_lines import logger
 
 
-
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """The newest checkpoint in `checkpoint_dir`, as `tf.compat.v1.train.latest_checkpoint`.
 
     Args:
         checkpoint_dir: a `model_dir`.
-        latest_filename: the name of TensorFlow's state file (default
-            `checkpoint`), for a directory of TensorFlow checkpoints.
+        latest_filename: the name of the state file (default `checkpoint`).
 
     Returns:
-        `checkpoint_dir/model.ckpt-<step>` naming the newest complete
-        checkpoint of this library; else TensorFlow's newest checkpoint
-        prefix; None when there is neither (or no such directory).
+        The prefix of the newest complete checkpoint the state file lists
+        (`checkpoint_dir/model.ckpt-<step>`; one whose files were removed is
+        skipped); None when there is none (or no such directory).
 
     Raises:
         ValueError: if `checkpoint_dir` is not a path.
@@ -50,15 +48,11 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
     latest_checkpoint("runs/resnet")   # "/abs/runs/resnet/model.ckpt-1200"
     ```
     """
-    found = checkpoint_lib.latest_checkpoint(checkpoint_dir)
-    if found is not None:
-        directory, step = checkpoint_lib.checkpoint_step(found)
-        return checkpoint_lib.tf_style_path(directory, step)
-    if not os.path.isdir(os.fspath(checkpoint_dir)) and "://" not in os.fspath(checkpoint_dir):
-        return None
-    import tensorflow as tf  # Only for TensorFlow checkpoints.
+    if latest_filename not in (None, "checkpoint"):
+        import tensorflow as tf  # Another state file: TensorFlow's own reading.
 
-    return tf.train.latest_checkpoint(os.fspath(checkpoint_dir), latest_filename)
+        return tf.train.latest_checkpoint(os.fspath(checkpoint_dir), latest_filename)
+    return checkpoint_lib.latest_checkpoint(checkpoint_dir)
 
 
 def wait_for_new_checkpoint(checkpoint_dir, last_checkpoint=None, seconds_to_sleep=1,
