@@ -10,6 +10,7 @@ these reaches here means a Keras upgrade has one file to check, and
 """
 
 import contextlib
+import functools
 import threading
 
 import numpy as np
@@ -397,6 +398,23 @@ def rename_variable(variable, name):
     parent, _, _ = variable.path.rpartition("/")
     variable._name = name
     variable._path = f"{parent}/{name}" if parent else name
+
+
+def after_build(layer, callback):
+    """Calls `callback(layer)` right after `layer` builds (creates its weights).
+
+    Keras's `Layer.__new__` sets `build` as an attribute of each layer (its
+    build wrapper); this wraps that attribute, before anything reads the
+    new weights.
+    """
+    build = layer.__dict__["build"]
+
+    @functools.wraps(build)  # Keras reads the argument names of `build`.
+    def build_then_report(*args, **kwargs):
+        build(*args, **kwargs)
+        callback(layer)
+
+    object.__setattr__(layer, "build", build_then_report)
 
 
 def layer_tree(layer):

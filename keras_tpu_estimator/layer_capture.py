@@ -28,6 +28,7 @@ layer makes in its `__init__`, are not captured: they belong to their owner.
 """
 
 import collections
+import functools
 
 import keras
 import numpy as np
@@ -105,6 +106,12 @@ def _class_name(cls):
 TF1_WEIGHT_NAMES = {keras.layers.DepthwiseConv2D: {"kernel": "depthwise_kernel"}}
 
 
+def _rename_weights(renames, layer):
+    for variable in layer.weights:
+        if variable.name in renames:
+            _keras_internals.rename_variable(variable, renames[variable.name])
+
+
 def _ordinal(n):
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
@@ -119,20 +126,7 @@ class LayerCapture:
     def __init__(self, context):
         self.context = context
         self.counts = collections.Counter()
-        self.created = []
 
-    def finish(self):
-        """Gives the weights the layers of this call created their TF1 names.
-
-        Called once `model_fn` has returned, when its layers are built.
-        """
-        for layer in self.created:
-            for each in _keras_internals.layer_tree(layer):
-                renames = TF1_WEIGHT_NAMES.get(type(each), {})
-                for variable in each.weights:
-                    if variable.name in renames:
-                        _keras_internals.rename_variable(variable, renames[variable.name])
-        self.created = []
 
     def __call__(self, cls, args, kwargs):
         if issubclass(cls, keras.layers.InputLayer):
@@ -183,7 +177,10 @@ class LayerCapture:
         if name != base:
             layer.name = name
         store.created_layers[path] = layer
-        self.created.append(layer)
+        for each in _keras_internals.layer_tree(layer):
+            renames = TF1_WEIGHT_NAMES.get(type(each))
+            if renames and not each.built:
+                _keras_internals.after_build(each, functools.partial(_rename_weights, renames))
         store.layer_order.entries[key] = (path, _arguments(args, kwargs))
         used[path] = layer
 

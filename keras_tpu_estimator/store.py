@@ -91,7 +91,6 @@ def model_fn_call(store, mode, building, global_step, training):
                 _keras_internals.object_names(collections.defaultdict(int)), \
                 _keras_internals.layer_constructions(capture):
             yield
-        capture.finish()
     finally:
         _state.context = previous
 
