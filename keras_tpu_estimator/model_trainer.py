@@ -22,6 +22,9 @@ from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+from keras_tpu_estimator.engine.steps import HOOK_FETCHES
+from keras_tpu_estimator.engine.steps import PREDICTIONS
+from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
@@ -203,7 +206,8 @@ class LoopTrainer:
             if learning_rate.OUTPUT_KEY in outputs:
                 learning_rate.computed_rate(self.optimizer).observe(outputs[learning_rate.OUTPUT_KEY])
             loss_sum += float(losses.sum())
-            return {"loss": loss_sum / steps, LOOP_FIRST_STEP: first_step, LOOP_LOSSES: losses}
+            return {"loss": loss_sum / steps, LOOP_FIRST_STEP: first_step, LOOP_LOSSES: losses,
+                    **_hook_logs(chunk, outputs)}
 
         return loop_logs
 
@@ -248,7 +252,10 @@ class LoopTrainer:
             first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
             for metric in self._parts.metrics.values():
                 metric.reset_state()
-            for _ in self._loops(EVAL, chunks, callbacks, lambda *_: {}, first=first):
+            for _ in self._loops(
+                EVAL, chunks, callbacks, lambda chunk, outputs, *_: _hook_logs(chunk, outputs),
+                first=first,
+            ):
                 pass
         results = {name: _to_python(m.result()) for name, m in self._parts.metrics.items()}
         callbacks.on_test_end(results)
@@ -292,8 +299,8 @@ class LoopTrainer:
             # One row per example: the steps' batches, padding dropped.
             return {"outputs": jax.tree.map(
                 lambda a: distribute.host_local(a).reshape((-1,) + a.shape[2:])[: chunk.size],
-                outputs,
-            )}
+                outputs[PREDICTIONS],
+            ), **_hook_logs(chunk, outputs)}
 
         with chunks:
             first = self._first_chunk(chunks, PREDICT)
@@ -307,6 +314,11 @@ _CALLBACK_NAMES = {
     EVAL: ("test", "stop_evaluating"),
     PREDICT: ("predict", "stop_predicting"),
 }
+
+
+def _hook_logs(chunk, outputs):
+    """The logs entry of the values the spec's hooks fetch, at the loop's last step."""
+    return hook_fetches.loop_logs(outputs[HOOK_FETCHES], chunk.steps, chunk.stacked)
 
 
 def _to_python(value):

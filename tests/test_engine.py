@@ -114,8 +114,8 @@ def test_the_predict_step_outputs_the_predictions_and_keeps_the_state():
     program, parts = built(PREDICT)
     steps = steps_lib.Steps(program, parts)
     state = state_lib.read(parts.variables(PREDICT))
-    new_state, predictions = jax.jit(steps.predict)(state, (batch()[0], None))
-    assert predictions.shape == (4, 1)
+    new_state, outputs = jax.jit(steps.predict)(state, (batch()[0], None))
+    assert outputs[steps_lib.PREDICTIONS].shape == (4, 1)
     assert new_state is state or jax.tree.all(jax.tree.map(np.array_equal, new_state, state))
 
 

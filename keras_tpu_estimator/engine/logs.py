@@ -9,7 +9,10 @@ Callbacks learn only from `logs` and their arguments. `fit` calls
   numpy array; the global step after the loop is
   `logs[LOOP_FIRST_STEP] + len(logs[LOOP_LOSSES])`.
 
-`on_train_end(logs)` receives the last loop's logs. The loop keys go only to
+`on_train_end(logs)` receives the last loop's logs. When the spec's hooks
+hold tensors of `model_fn`, the batch-end logs of every mode also carry
+`LOOP_HOOK_VALUES` (`"loop_hook_values"`): a `hooks.fetches.HookValues` of
+their values at the loop's last step. The loop keys go only to
 callbacks that ask for them with the class attribute `reads_loop_logs = True`
 (the estimator's hooks, checkpoint saver and summaries): Keras's callbacks get
 scalar logs. Epoch logs (and so `History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
@@ -23,11 +26,13 @@ import numpy as np
 
 LOOP_FIRST_STEP = "loop_first_step"
 LOOP_LOSSES = "loop_losses"
+LOOP_HOOK_VALUES = "loop_hook_values"
+_LOOP_KEYS = (LOOP_FIRST_STEP, LOOP_LOSSES, LOOP_HOOK_VALUES)
 
 
 def without_loop_keys(logs):
     """`logs` without the loop's entries: what epoch logs and the progress bar show."""
-    return {k: v for k, v in logs.items() if k not in (LOOP_FIRST_STEP, LOOP_LOSSES)}
+    return {k: v for k, v in logs.items() if k not in _LOOP_KEYS}
 
 
 def reads_loop_logs(callback):
@@ -50,6 +55,14 @@ class LoopCallbackList(keras.callbacks.CallbackList):
     def on_train_end(self, logs=None):
         with self._readers_first("on_train_end", logs=logs) as plain:
             super().on_train_end(plain)
+
+    def on_test_batch_end(self, batch, logs=None):
+        with self._readers_first("on_test_batch_end", batch, logs=logs) as plain:
+            super().on_test_batch_end(batch, plain)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        with self._readers_first("on_predict_batch_end", batch, logs=logs) as plain:
+            super().on_predict_batch_end(batch, plain)
 
     @contextlib.contextmanager
     def _readers_first(self, method, *args, logs):
@@ -104,6 +117,11 @@ def loop_of(logs):
     if not logs or LOOP_LOSSES not in logs or LOOP_FIRST_STEP not in logs:
         return None
     return int(logs[LOOP_FIRST_STEP]), np.array(logs[LOOP_LOSSES]).reshape(-1)
+
+
+def hook_values_of(logs):
+    """The `HookValues` a loop's `logs` carry (`LOOP_HOOK_VALUES`), or None."""
+    return (logs or {}).get(LOOP_HOOK_VALUES)
 
 
 def missing_loop_error(owner):

@@ -14,6 +14,7 @@ from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
+from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.spec import ModeKeys
 
 
@@ -32,6 +33,8 @@ class ModelParts:
         metrics: `{name: keras.metrics.Metric}`: the loss's (`"loss"`), then
             one per metric value of the EVAL spec.
         hooks: `{mode: hooks}` of the specs built.
+        hook_slots: `{mode: slots}` of the tensors those hooks hold
+            (`hooks.fetches.register`): the steps output their values.
         reports: the `init_from_checkpoint` reports of every build.
 
     Example:
@@ -51,6 +54,7 @@ class ModelParts:
         self.training = None
         self.metrics = {"loss": keras.metrics.Mean(name="loss")}
         self.hooks = {}
+        self.hook_slots = {}
         self.reports = []
         self.built_modes = set()
 
@@ -82,6 +86,7 @@ class ModelParts:
             )
             self.reports += built.reports
             self.hooks[mode] = built.hooks
+            self.hook_slots[mode] = hook_fetches.register(built.hooks)
             self.metrics.update(built.metrics)
             if built.training is not None and self.training is None:
                 from_model_fn = built.training.optimizer is not compiled_optimizer

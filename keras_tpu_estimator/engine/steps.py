@@ -6,9 +6,14 @@ The states are those of `engine.state`; `batch` is `(features, labels)`.
 
 - `train`: the spec's `loss`, differentiated with respect to the trained
   variables and applied by the Keras optimizer; or, for a TF1 `train_op`,
-  trained by assignment (`train_ops`). Outputs `{"loss", "host_call"}`.
-- `evaluate`: updates the loss and metric accumulators. Outputs None.
-- `predict`: outputs the spec's `predictions`.
+  trained by assignment (`train_ops`). Outputs `{"loss", "host_call",
+  HOOK_FETCHES}`.
+- `evaluate`: updates the loss and metric accumulators. Outputs
+  `{HOOK_FETCHES}`.
+- `predict`: outputs `{PREDICTIONS: the spec's predictions, HOOK_FETCHES}`.
+
+`HOOK_FETCHES` holds the tensors the spec's hooks hold (`hooks.fetches`),
+`{slot: value}`, empty when they hold none.
 """
 
 import contextlib
@@ -22,10 +27,12 @@ from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
+from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
+HOOK_FETCHES, PREDICTIONS = "hook_fetches", "predictions"
 
 
 class Steps:
@@ -52,6 +59,11 @@ class Steps:
     def for_mode(self, mode):
         """The step function of `mode`."""
         return {TRAIN: self.train, EVAL: self.evaluate, PREDICT: self.predict}[mode]
+
+    def _hook_fetches(self, spec, mode):
+        """The values of the tensors `spec`'s hooks hold, at the slots the build gave them."""
+        slots = self._parts.hook_slots.get(mode, [])
+        return hook_fetches.traced_values(program_lib.hooks_of(spec, mode), slots)
 
     def _trained(self):
         return self._parts.training.variables if self._parts.training else []
@@ -82,12 +94,13 @@ class Steps:
             rate = None
             if isinstance(spec.train_op, keras.optimizers.Optimizer):
                 rate = learning_rate.step_rate(spec.train_op)
-            return jnp.reshape(spec.loss, ()), (non_trainable, rate, _host_call_tensors(spec))
+            aux = (non_trainable, rate, _host_call_tensors(spec), self._hook_fetches(spec, TRAIN))
+            return jnp.reshape(spec.loss, ()), aux
 
-        (loss, (non_trainable, rate, host)), grads = jax.value_and_grad(
+        (loss, (non_trainable, rate, host, fetched)), grads = jax.value_and_grad(
             loss_fn, has_aux=True
         )(state.trainable)
-        outputs = {"loss": loss, "host_call": host}
+        outputs = {"loss": loss, "host_call": host, HOOK_FETCHES: fetched}
         computed = learning_rate.computed_rate(optimizer)
         if rate is not None and computed is not None:
             # Callbacks read the rate of the last step, and may scale later ones.
@@ -114,7 +127,10 @@ class Steps:
             with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
                 spec = self._program.call(self._parts.store, features, labels, TRAIN, step, False)
                 values = _keras_internals.current_values(first + rest)
-            outputs = {"loss": jnp.reshape(spec.loss, ()), "host_call": _host_call_tensors(spec)}
+            outputs = {
+                "loss": jnp.reshape(spec.loss, ()), "host_call": _host_call_tensors(spec),
+                HOOK_FETCHES: self._hook_fetches(spec, TRAIN),
+            }
             return outputs, values
 
         trainable, non_trainable, outputs = train_ops.train_by_assignment(
@@ -140,13 +156,13 @@ class Steps:
                 state.metrics[start : start + n], *args, **kwargs
             )
             start += n
-        return state._replace(metrics=new_values), None
+        return state._replace(metrics=new_values), {HOOK_FETCHES: self._hook_fetches(spec, EVAL)}
 
     def predict(self, state, batch):
         """One prediction step: outputs the spec's `predictions`."""
         [step] = state.step
         spec, _ = self._run(PREDICT, (state.trainable, state.non_trainable), batch, step)
-        return state, spec.predictions
+        return state, {PREDICTIONS: spec.predictions, HOOK_FETCHES: self._hook_fetches(spec, PREDICT)}
 
 
 def _host_call_tensors(spec):
