@@ -36,6 +36,7 @@ Differences from TF1, by design:
 """
 
 import math
+import re
 
 import keras
 import numpy as np
@@ -81,6 +82,18 @@ def _padding(padding, layer):
     return padding.lower()
 
 
+def _to_snake_case(name):
+    """TF1's `to_snake_case`: `TpuBatchNormalization` -> `tpu_batch_normalization`."""
+    name = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+    return name if name[0] != "_" else "private" + name
+
+
+def _sizes(value):
+    """TF1 takes a list where Keras takes a tuple (`pool_size=[3, 3]`)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def _dtype_policy(inputs, float32_parameters=False):
     """The Keras dtype policy of a TF1 layer first called on `inputs`.
 
@@ -111,9 +124,17 @@ class Layer:
     """A TF1 layer object: named and created at its first call, reused after.
 
     `tf1.layers.Dense(10)` etc. behave as TF1's layer classes: the first call
-    picks the name (`dense`, `dense_1`, ... or `name`) and gets the Keras
-    layer from the variable store; later calls of the same object share it.
-    The functional forms (`tf1.layers.dense`) create one object and call it.
+    picks the name and gets the Keras layer from the variable store; later
+    calls of the same object share it. The functional forms
+    (`tf1.layers.dense`) create one object and call it.
+
+    Names follow TF1's rules. Unnamed, a layer is named after its class
+    (`dense`, `batch_normalization`; a subclass after its own class,
+    `TpuBatchNormalization` -> `tpu_batch_normalization`), made unique in its
+    scope (`dense_1`, ...). A `name` given to the class is made unique the
+    same way (`tpu_batch_normalization`, `tpu_batch_normalization_1`), while
+    the functional forms use `name` as is (a second `dense(x, 3, name="a")`
+    without `reuse` is TF1's "already exists" error).
 
     Attributes:
         name: the layer's name, once called.
@@ -123,10 +144,11 @@ class Layer:
 
     base_name = "layer"
 
-    def __init__(self, name=None, trainable=True, _reuse=None, **kwargs):
+    def __init__(self, name=None, trainable=True, _reuse=None, _scope=None, **kwargs):
         self.name = name
         self.trainable = trainable
         self._reuse = _reuse
+        self._scope = _scope
         self._config = kwargs
         self.keras_layer = None
         self._path = self._call = None
@@ -138,6 +160,32 @@ class Layer:
     # Half-precision inputs keep float32 parameters everywhere (TF1's batch
     # normalization raises its parameters to float32).
     float32_parameters = False
+
+    def _base_name(self):
+        """TF1's base name: the given name, else the class's (a subclass's own)."""
+        if self.name is not None:
+            return self.name
+        cls = type(self)
+        return cls.base_name if "base_name" in cls.__dict__ else _to_snake_case(cls.__name__)
+
+    def _pick_path(self):
+        """Enters the layer's variable scope as TF1's `Layer._set_scope` did; its path."""
+        base = self._base_name()
+        if self._scope is not None or self._reuse:
+            with variable_scope(self._scope or base, reuse=self._reuse) as vs:
+                path, reuse = vs.name, vs.reuse
+            _check_reuse(path, reuse, what="Layer")
+            return path
+        used = store_lib.used_in_call()
+        while True:
+            # A path a Keras layer or `get_or_create_layer` took is not free
+            # either: TF1 would have named the next one.
+            with variable_scope(None, default_name=base) as vs:
+                path, reuse = vs.name, vs.reuse
+            if reuse or path not in used:
+                break
+        _check_reuse(path, reuse, what="Layer")
+        return path
 
     def _keras_layer(self, inputs=None):
         """Gets the store's Keras layer; True when this call of model_fn first uses it
@@ -154,11 +202,12 @@ class Layer:
             return False
         first_call = self.keras_layer is None
         self._call = call
+        if self.name is None and self._scope is None:
+            # TF1's layers took an automatic Keras name too (`dense` makes the
+            # next `keras.layers.Dense` `dense_1`), in every call alike.
+            keras.backend.get_uid(self._base_name())
         if first_call:
-            with variable_scope(self.name, default_name=self.base_name, reuse=self._reuse) as vs:
-                path, reuse = vs.name, vs.reuse
-            _check_reuse(path, reuse, what="Layer")
-            self._path = path
+            self._path = self._pick_path()
         path = self._path
         self._dtype = _dtype_policy(inputs, self.float32_parameters)
 
@@ -227,9 +276,9 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
                  bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 trainable=True, name=None, _reuse=None, **kwargs):
+                 trainable=True, name=None, _reuse=None, _scope=None, **kwargs):
         super().__init__(
-            name=name, trainable=trainable, _reuse=_reuse, units=units,
+            name=name, trainable=trainable, _reuse=_reuse, _scope=_scope, units=units,
             activation=activation, use_bias=use_bias,
             kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
             kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
@@ -257,12 +306,12 @@ class _Conv(Layer):
                  use_bias=True, kernel_initializer=None, bias_initializer=None,
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
-                 _reuse=None, **kwargs):
+                 _reuse=None, _scope=None, **kwargs):
         super().__init__(
-            name=name, trainable=trainable, _reuse=_reuse, filters=filters,
-            kernel_size=kernel_size, strides=strides,
+            name=name, trainable=trainable, _reuse=_reuse, _scope=_scope, filters=filters,
+            kernel_size=_sizes(kernel_size), strides=_sizes(strides),
             padding=_padding(padding, self.base_name), data_format=data_format,
-            dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+            dilation_rate=_sizes(dilation_rate), activation=activation, use_bias=use_bias,
             kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
             kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
             activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
@@ -320,7 +369,7 @@ class BatchNormalization(Layer):
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, renorm=False, renorm_clipping=None,
                  renorm_momentum=0.99, fused=None, trainable=True, virtual_batch_size=None,
-                 adjustment=None, name=None, _reuse=None, **kwargs):
+                 adjustment=None, name=None, _reuse=None, _scope=None, **kwargs):
         for argument, value, default in (
             ("renorm", renorm, False), ("virtual_batch_size", virtual_batch_size, None),
             ("adjustment", adjustment, None),
@@ -331,7 +380,8 @@ class BatchNormalization(Layer):
                     f"supported; only {argument}={default!r}."
                 )
         super().__init__(
-            name=name, trainable=trainable, _reuse=_reuse, axis=axis, momentum=momentum,
+            name=name, trainable=trainable, _reuse=_reuse, _scope=_scope, axis=axis,
+            momentum=momentum,
             epsilon=epsilon, center=center, scale=scale, beta_initializer=beta_initializer,
             gamma_initializer=gamma_initializer,
             moving_mean_initializer=moving_mean_initializer,
@@ -377,7 +427,7 @@ class _Pooling(_Stateless):
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):
         super().__init__(name=name)
-        self.pool_size, self.strides = pool_size, strides
+        self.pool_size, self.strides = _sizes(pool_size), _sizes(strides)
         self.padding = _padding(padding, self.base_name)
         self.data_format = data_format
 
@@ -453,8 +503,10 @@ class Dropout(_Stateless):
 
 
 def _functional(layer_class, doc):
-    def apply(inputs, *args, training=None, reuse=None, **kwargs):
-        return layer_class(*args, _reuse=reuse, **kwargs)(inputs, training=training)
+    def apply(inputs, *args, training=None, reuse=None, name=None, **kwargs):
+        # TF1's functional forms: `name` is the scope itself, not made unique.
+        layer = layer_class(*args, _reuse=reuse, name=name, _scope=name, **kwargs)
+        return layer(inputs, training=training)
 
     apply.__name__ = apply.__qualname__ = layer_class.base_name
     apply.__doc__ = doc
