@@ -69,3 +69,140 @@ def test_metric_names_must_be_strings():
 def test_the_library_metrics_and_scalars_report_the_mean(metric):
     results = evaluate(lambda labels: {"label_mean": metric(labels)})
     assert results["label_mean"] == pytest.approx(LABELS.mean())
+
+
+# ----------------------------------------------------------------------
+# Metrics computed from other metrics' values, as TF1 programs write them.
+# Each metric_fn is written once against a module `M`: the library's
+# compat.v1 or TensorFlow's own tf.compat.v1, and both must give one number.
+
+
+def albert_cola(M):
+    """ALBERT's CoLA metric_fn (classifier_utils.py), verbatim but for `M`."""
+
+    def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+        predictions = M.argmax(logits, axis=-1, output_type=M.int32)
+        tp, tp_op = M.metrics.true_positives(
+            labels=label_ids, predictions=predictions, weights=is_real_example)
+        tn, tn_op = M.metrics.true_negatives(
+            labels=label_ids, predictions=predictions, weights=is_real_example)
+        fp, fp_op = M.metrics.false_positives(
+            labels=label_ids, predictions=predictions, weights=is_real_example)
+        fn, fn_op = M.metrics.false_negatives(
+            labels=label_ids, predictions=predictions, weights=is_real_example)
+        mcc = M.div_no_nan(
+            tp * tn - fp * fn,
+            M.pow((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn), 0.5))
+        accuracy = M.metrics.accuracy(
+            labels=label_ids, predictions=predictions, weights=is_real_example)
+        loss = M.metrics.mean(values=per_example_loss, weights=is_real_example)
+        return {"matthew_corr": (mcc, M.group(tp_op, tn_op, fp_op, fn_op)),
+                "eval_accuracy": accuracy, "eval_loss": loss}
+
+    return metric_fn
+
+
+def f1_from_precision_and_recall(M):
+    def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+        predictions = M.argmax(logits, axis=-1, output_type=M.int32)
+        precision, precision_op = M.metrics.precision(label_ids, predictions, is_real_example)
+        recall, recall_op = M.metrics.recall(label_ids, predictions, is_real_example)
+        f1 = 2 * precision * recall / (precision + recall)
+        return {"f1": (f1, M.group(precision_op, recall_op)),
+                "precision": (precision, precision_op),  # a metric's own pair, repacked
+                "recall": [recall, recall_op]}
+
+    return metric_fn
+
+
+def ratio_of_means(M):
+    """A value from two means and a constant, with a metric not reported by itself."""
+
+    def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+        loss, loss_op = M.metrics.mean(per_example_loss, weights=is_real_example)
+        logit, logit_op = M.metrics.mean(logits)
+        return {"ratio": (M.div_no_nan(loss, logit + 10.0), M.group(loss_op, logit_op))}
+
+    return metric_fn
+
+
+DERIVED = {"albert_cola": albert_cola, "f1": f1_from_precision_and_recall,
+           "ratio_of_means": ratio_of_means}
+EVAL_BATCH = 8
+N_EXAMPLES = 37  # 4 batches of 8 and a short one of 5.
+
+
+def _classifier_data():
+    rng = np.random.default_rng(7)
+    # ReLU-like logits: many ties, so argmax's first-index rule matters too.
+    logits = np.maximum(rng.integers(-1, 3, size=(N_EXAMPLES, 2)), 0).astype("float32")
+    labels = rng.integers(0, 2, size=N_EXAMPLES).astype("int32")
+    is_real = (rng.random(N_EXAMPLES) > 0.25).astype("float32")
+    return logits, labels, is_real
+
+
+def _metric_fn_model_fn(make_metric_fn):
+    def model_fn(features, labels, mode, params):
+        w = kte.get_variable("w", shape=(), initializer="ones")
+        logits = features["logits"] * w
+        per_example_loss = keras.ops.sum(logits, axis=-1)
+        loss = keras.ops.mean(per_example_loss)
+        tensors = [per_example_loss, labels, logits, features["is_real"]]
+        return kte.TPUEstimatorSpec(mode, loss=loss,
+                                    eval_metrics=(make_metric_fn(tf1), tensors))
+
+    return model_fn
+
+
+def tensorflow_metrics(make_metric_fn, logits, labels, is_real, batch):
+    """TF1's values of `make_metric_fn(tf.compat.v1)`, streamed over `batch`-sized batches."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    graph = v1.Graph()
+    with graph.as_default():
+        ph = [v1.placeholder(tf.float32, [None, 2]), v1.placeholder(tf.int32, [None]),
+              v1.placeholder(tf.float32, [None])]
+        results = make_metric_fn(v1)(tf.reduce_sum(ph[0], -1), ph[1], ph[0], ph[2])
+        values = {name: value for name, (value, _) in results.items()}
+        update = tf.group(*[op for _, op in results.values()])
+        with v1.Session(graph=graph) as session:
+            session.run(v1.local_variables_initializer())
+            for start in range(0, len(labels), batch):
+                rows = slice(start, start + batch)
+                session.run(update, dict(zip(ph, (logits[rows], labels[rows], is_real[rows]))))
+            return session.run(values)
+
+
+@pytest.mark.parametrize("loop", [1, 3], ids=["loop1", "loop3_masked"])
+@pytest.mark.parametrize("case", sorted(DERIVED))
+def test_a_metric_from_metric_values_reports_tensorflows_value_after_the_last_update(case, loop):
+    logits, labels, is_real = _classifier_data()
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=loop))
+    model = kte.EstimatorModel(_metric_fn_model_fn(DERIVED[case]), config=config,
+                               eval_batch_size=EVAL_BATCH)
+    results = model.evaluate({"logits": logits, "is_real": is_real}, labels,
+                             return_dict=True, verbose=0)
+    expected = tensorflow_metrics(DERIVED[case], logits, labels, is_real, EVAL_BATCH)
+    for name, value in expected.items():
+        np.testing.assert_allclose(results[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_pair_of_plain_tensors_is_refused_beside_tf1_metrics():
+    def metric_fn(labels):
+        return {"accuracy": tf1.metrics.accuracy(labels, labels),
+                "label_mean": tf1_style_mean(labels)}
+
+    with pytest.raises(TypeError, match=r"'label_mean'.*\(value, update_op\)"):
+        evaluate(metric_fn)
+
+
+def test_a_tf1_metric_value_read_in_model_fn_for_eval_metric_ops_is_refused():
+    # eval_metric_ops are computed in model_fn, once per batch: a value derived there
+    # cannot be recomputed from the final metric values, so it is refused, not averaged.
+    def metric_ops(labels):
+        total, total_op = tf1.metrics.mean(labels)
+        return {"double": (2.0 * total, total_op)}
+
+    with pytest.raises(TypeError, match=r"'double'.*metric_fn"):
+        evaluate(metric_ops, estimator_spec=True)

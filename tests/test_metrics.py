@@ -374,11 +374,20 @@ def test_matches_tf_compat_v1_metrics(tf1_values, case, weighted, batches):
 
 
 # ----------------------------------------------------------------------
-# The MetricUpdate contract.
+# The MetricPair and MetricUpdate contract.
+
+
+def test_a_metric_function_returns_tf1s_value_and_update_op_pair():
+    pair = metrics.mean(np.array([1.0, 2.0]))
+    value, update_op = pair
+    assert isinstance(pair, metrics.MetricPair)
+    assert keras.ops.shape(value) == () and keras.ops.shape(update_op) == ()
+    assert isinstance(pair.update, metrics.MetricUpdate)
+    assert (pair.factory, pair.args, pair.kwargs) == tuple(pair.update)
 
 
 def test_metric_update_is_an_immutable_description():
-    update = metrics.mean(np.array([1.0, 2.0]))
+    update = metrics.mean(np.array([1.0, 2.0])).update
     assert isinstance(update, metrics.MetricUpdate)
     assert update._fields == ("factory", "args", "kwargs")
     assert isinstance(update.args, tuple) and isinstance(update.kwargs, dict)

@@ -79,6 +79,7 @@ from keras_tpu_estimator.metrics.errors import root_mean_squared_error
 from keras_tpu_estimator.metrics.means import accuracy
 from keras_tpu_estimator.metrics.means import mean
 from keras_tpu_estimator.metrics.means import percentage_below
+from keras_tpu_estimator.metrics.pairs import MetricPair
 from keras_tpu_estimator.metrics.thresholds import auc
 from keras_tpu_estimator.metrics.thresholds import precision_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import recall_at_thresholds
@@ -86,6 +87,7 @@ from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.metrics.update import keras_metric
 
 __all__ = [
+    "MetricPair",
     "MetricUpdate",
     "accuracy",
     "auc",

@@ -54,6 +54,44 @@ class _MeanPerClassAccuracy(keras.metrics.Metric):
         return {**super().get_config(), "num_classes": self.num_classes}
 
 
+class _RecallAtK(keras.metrics.Metric):
+    """TF1's `recall_at_k` for one label per example: `tp / (tp + fn)`.
+
+    The `k` classes of each example are those of `top_k`, which breaks ties
+    by the lower class id, as TF1 does (a label tied with the k-th largest
+    prediction but of a higher id is a miss). `0 / 0` is NaN, as in TF1.
+    """
+
+    def __init__(self, k, class_id=None, name="recall_at_k", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.k = k
+        self.class_id = class_id
+        self.true_positives = self.add_variable(
+            shape=(), initializer="zeros", dtype=self.dtype, name="true_positives"
+        )
+        self.false_negatives = self.add_variable(
+            shape=(), initializer="zeros", dtype=self.dtype, name="false_negatives"
+        )
+
+    def update_state(self, labels, predictions, sample_weight=None):
+        labels = ops.cast(labels, INT)
+        _, top = ops.top_k(predictions, self.k)
+        hit = ops.cast(ops.any(ops.equal(top, labels[:, None]), axis=-1), self.dtype)
+        weights = ops.ones_like(hit) if sample_weight is None else ops.cast(
+            sample_weight, self.dtype)
+        if self.class_id is not None:
+            weights = weights * ops.cast(ops.equal(labels, self.class_id), self.dtype)
+        self.true_positives.assign_add(ops.sum(hit * weights))
+        self.false_negatives.assign_add(ops.sum((1.0 - hit) * weights))
+
+    def result(self):
+        tp = self.true_positives
+        return tp / (tp + self.false_negatives)
+
+    def get_config(self):
+        return {**super().get_config(), "k": self.k, "class_id": self.class_id}
+
+
 def _class_ids(fn_name, labels, predictions, num_classes, weights):
     num_classes = check_integer(fn_name, "num_classes", num_classes, 1)
     labels = to_tensor(fn_name, "labels", labels, INT)
@@ -77,7 +115,7 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
         weights: optional; broadcastable to `labels`.
 
     Returns:
-        A `MetricUpdate`.
+        A `MetricPair` (TF1's `(value, update_op)`).
     """
     fn_name = "mean_per_class_accuracy"
     num_classes, labels, predictions, sample_weight = _class_ids(
@@ -97,7 +135,7 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
         weights: optional; broadcastable to `labels`.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.MeanIoU`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.MeanIoU`.
     """
     fn_name = "mean_iou"
     num_classes, labels, predictions, sample_weight = _class_ids(
@@ -114,6 +152,9 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
 
     With one label per example this is TF1's `recall_at_k` (and top-k
     accuracy). With `class_id`, only the examples labelled `class_id` count.
+    The top `k` are `top_k`'s, ties broken by the lower class id, and a
+    label outside [0, num_classes) is a miss, as in TF1; with no example
+    (or weight) counted the value is NaN, as in TF1.
 
     Args:
         labels: integer class ids, shape `[D1, ..., DN]` or `[D1, ..., DN, 1]`.
@@ -123,7 +164,7 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
         weights: optional; broadcastable to `[D1, ..., DN]`.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.SparseTopKCategoricalAccuracy`.
+        A `MetricPair`.
 
     Raises:
         ValueError: on bad shapes, `k` or `class_id`.
@@ -161,9 +202,7 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
             raise ValueError(
                 f"{fn_name}: `class_id` must be in [0, {num_classes}). Received: {class_id}"
             )
-        selected = flatten(ops.cast(ops.equal(labels, class_id), FLOAT))
-        sample_weight = selected if sample_weight is None else selected * sample_weight
-    factory = functools.partial(keras.metrics.SparseTopKCategoricalAccuracy, k=k, name=fn_name)
+    factory = functools.partial(_RecallAtK, k=k, class_id=class_id, name=fn_name)
     return weighted_pair(
         factory, flatten(labels), ops.reshape(predictions, [-1, num_classes]),
         sample_weight=sample_weight,

@@ -29,7 +29,7 @@ def precision(labels, predictions, weights=None, metrics_collections=None,
     predicted positive.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Precision`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Precision`.
     """
     return _confusion_count("precision", keras.metrics.Precision, labels, predictions, weights)
 
@@ -39,7 +39,7 @@ def recall(labels, predictions, weights=None, metrics_collections=None,
     """`true_positives / (true_positives + false_negatives)`, bool-cast inputs.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Recall`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Recall`.
     """
     return _confusion_count("recall", keras.metrics.Recall, labels, predictions, weights)
 

@@ -28,7 +28,7 @@ def mean_squared_error(labels, predictions, weights=None, metrics_collections=No
     """Mean of `(labels - predictions) ** 2` over every element.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
     """
     fn_name = "mean_squared_error"
     labels, predictions = float_pair(fn_name, labels, predictions)
@@ -40,7 +40,7 @@ def root_mean_squared_error(labels, predictions, weights=None, metrics_collectio
     """Square root of `mean_squared_error`.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.RootMeanSquaredError`, fed
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.RootMeanSquaredError`, fed
         flattened inputs so that it averages over every element.
     """
     fn_name = "root_mean_squared_error"
@@ -57,7 +57,7 @@ def mean_absolute_error(labels, predictions, weights=None, metrics_collections=N
     """Mean of `|labels - predictions|` over every element.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
     """
     fn_name = "mean_absolute_error"
     labels, predictions = float_pair(fn_name, labels, predictions)
@@ -74,7 +74,7 @@ def mean_relative_error(labels, predictions, normalizer, weights=None,
         weights: optional; broadcastable to `predictions`.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
 
     Raises:
         ValueError: if `normalizer` does not broadcast to `predictions`.
@@ -106,7 +106,7 @@ def mean_cosine_distance(labels, predictions, dim, weights=None,
     `labels` with `dim` of size 1).
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean` reporting `1 - mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean` reporting `1 - mean`.
 
     Raises:
         ValueError: if `dim` is not an axis of `labels`.

@@ -23,7 +23,7 @@ def mean_of(fn_name, values, weights):
         weights: `None` or broadcastable to `values` (see `flat_weights`).
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean` named `fn_name`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean` named `fn_name`.
 
     Example:
 
@@ -54,7 +54,7 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
         metrics_collections, updates_collections, name: ignored.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
 
     Raises:
         ValueError: if the shapes do not match.
@@ -78,7 +78,7 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
         metrics_collections, updates_collections, name: ignored.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
     """
     return mean_of("mean", to_tensor("mean", "values", values), weights)
 
@@ -88,7 +88,7 @@ def percentage_below(values, threshold, weights=None, metrics_collections=None,
     """Fraction of the elements of `values` below `threshold`.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.Mean`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.Mean`.
     """
     fn_name = "percentage_below"
     values = to_tensor(fn_name, "values", values)

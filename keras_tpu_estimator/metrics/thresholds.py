@@ -80,7 +80,7 @@ def precision_at_thresholds(labels, predictions, thresholds, weights=None,
         weights: optional; broadcastable to `labels`.
 
     Returns:
-        A `MetricUpdate`; the result has shape `[len(thresholds)]` and is
+        A `MetricPair`; the value has shape `[len(thresholds)]` and is
         `tp / (tp + fp + 1e-7)` as in TF1.
 
     Raises:
@@ -96,7 +96,7 @@ def recall_at_thresholds(labels, predictions, thresholds, weights=None,
     """Recall of `predictions > t` for every `t` in `thresholds`: a vector.
 
     Returns:
-        A `MetricUpdate`; the result has shape `[len(thresholds)]` and is
+        A `MetricPair`; the value has shape `[len(thresholds)]` and is
         `tp / (tp + fn_name + 1e-7)` as in TF1.
     """
     return _at_thresholds("recall_at_thresholds", _RecallAtThresholds,
@@ -132,7 +132,7 @@ def auc(labels, predictions, weights=None, num_thresholds=200,
         metrics_collections, updates_collections, name: ignored.
 
     Returns:
-        A `MetricUpdate` of a `keras.metrics.AUC`.
+        A `MetricPair` (TF1's `(value, update_op)`) streaming a `keras.metrics.AUC`.
 
     Raises:
         ValueError: on an unknown `curve` or `summation_method`, or a bad

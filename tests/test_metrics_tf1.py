@@ -1,0 +1,176 @@
+"""Every `compat.v1.metrics` function against TensorFlow's `tf.compat.v1.metrics`.
+
+Each case streams the same batches through both: TensorFlow's update op in a
+graph session, the library's metric as the model applies it (the update of
+every batch's `MetricPair`, stateless, the result read after the last).
+The batches have ties (equal logits, predictions on the thresholds), an
+empty batch in the middle, and weights with zeros; a second input weighs
+every example 0, a third has no weights.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_tpu_estimator.compat.v1 as tf1
+from keras_tpu_estimator.metrics import values as values_lib
+
+BATCH_SIZES = (5, 0, 3, 4)
+NUM_CLASSES = 4
+
+
+def _binary(rng, n):
+    return rng.integers(0, 2, size=n).astype("int32")
+
+
+def _bool_cast(rng, n):
+    return rng.integers(0, 3, size=n).astype("int32")  # 2 is True too.
+
+
+def _probabilities(rng, n):
+    return rng.integers(0, 11, size=n).astype("float32") / 10  # 0.0, 0.1, ..., 1.0: on thresholds.
+
+
+def _classes(rng, n):
+    return rng.integers(0, NUM_CLASSES, size=n).astype("int32")
+
+
+def _classes64(rng, n):
+    return _classes(rng, n).astype("int64")  # What TF's recall_at_k takes.
+
+
+def _tied_logits(rng, n):
+    return np.maximum(rng.integers(-2, 2, size=(n, NUM_CLASSES)), 0).astype("float32")  # ReLU ties.
+
+
+def _floats(rng, n):
+    return rng.integers(-3, 4, size=n).astype("float32") / 2  # Zeros, and values tied at 0.
+
+
+def _unit_vectors(rng, n):
+    v = rng.normal(size=(n, 3)).astype("float32")
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+# (name, {argument: generator(rng, batch_size)}, constant keyword arguments)
+CASES = [
+    ("accuracy", {"labels": _classes, "predictions": _classes}, {}),
+    ("mean", {"values": _floats}, {}),
+    ("percentage_below", {"values": _floats}, {"threshold": 0.0}),
+    ("precision", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("recall", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("true_positives", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("false_positives", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("true_negatives", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("false_negatives", {"labels": _binary, "predictions": _bool_cast}, {}),
+    ("precision_at_thresholds", {"labels": _binary, "predictions": _probabilities},
+     {"thresholds": [0.0, 0.3, 0.5, 1.0]}),
+    ("recall_at_thresholds", {"labels": _binary, "predictions": _probabilities},
+     {"thresholds": [0.0, 0.3, 0.5, 1.0]}),
+    ("auc", {"labels": _binary, "predictions": _probabilities}, {}),
+    ("auc", {"labels": _binary, "predictions": _probabilities}, {"num_thresholds": 11}),
+    ("auc", {"labels": _binary, "predictions": _probabilities},
+     {"summation_method": "careful_interpolation"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities}, {"summation_method": "minoring"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities}, {"summation_method": "majoring"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities}, {"curve": "PR"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities},
+     {"curve": "PR", "summation_method": "careful_interpolation"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities},
+     {"curve": "PR", "summation_method": "minoring"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities},
+     {"curve": "PR", "summation_method": "majoring"}),
+    ("auc", {"labels": _binary, "predictions": _probabilities},
+     {"thresholds": [0.25, 0.5, 0.75]}),
+    ("mean_squared_error", {"labels": _floats, "predictions": _floats}, {}),
+    ("root_mean_squared_error", {"labels": _floats, "predictions": _floats}, {}),
+    ("mean_absolute_error", {"labels": _floats, "predictions": _floats}, {}),
+    ("mean_relative_error", {"labels": _floats, "predictions": _floats, "normalizer": _floats}, {}),
+    ("mean_cosine_distance", {"labels": _unit_vectors, "predictions": _unit_vectors}, {"dim": 1}),
+    ("mean_per_class_accuracy", {"labels": _classes, "predictions": _classes},
+     {"num_classes": NUM_CLASSES}),
+    ("mean_iou", {"labels": _classes, "predictions": _classes}, {"num_classes": NUM_CLASSES}),
+    ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 1}),
+    ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2}),
+    ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2, "class_id": 1}),
+]
+
+
+def _weights_mixed(rng, n):
+    return rng.choice(np.array([0.0, 0.5, 1.0, 2.0], "float32"), size=n)
+
+
+def _weights_zero(rng, n):
+    return np.zeros(n, "float32")
+
+
+WEIGHTS = {"mixed_weights": _weights_mixed, "zero_weights": _weights_zero, "no_weights": None}
+
+
+def _batches(arguments, weights, seed):
+    rng = np.random.default_rng(seed)
+    batches = []
+    for n in BATCH_SIZES:
+        batch = {name: make(rng, n) for name, make in arguments.items()}
+        if weights is not None:
+            batch["weights"] = weights(rng, n)
+        batches.append(batch)
+    return batches
+
+
+def tensorflow_value(name, batches, kwargs):
+    """TF1's value after streaming `batches` through `tf.compat.v1.metrics.<name>`."""
+    graph = tf.compat.v1.Graph()
+    with graph.as_default():
+        placeholders = {
+            key: tf.compat.v1.placeholder(tf.as_dtype(value.dtype), (None,) + value.shape[1:])
+            for key, value in batches[0].items()
+        }
+        value, update_op = getattr(tf.compat.v1.metrics, name)(**placeholders, **kwargs)
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.local_variables_initializer())
+            for batch in batches:
+                session.run(update_op, {placeholders[k]: v for k, v in batch.items()})
+            return session.run(value)
+
+
+def library_value(name, batches, kwargs):
+    """The library's value: each batch's update applied as the model applies it."""
+    fn = getattr(tf1.metrics, name)
+    metric = state = None
+    for batch in batches:
+        [update] = values_lib.metric_values(
+            lambda **tensors: {name: fn(**tensors, **kwargs)}, batch
+        ).values()
+        if metric is None:
+            metric = update.factory()
+            state = [v.value for v in metric.variables]
+        state = metric.stateless_update_state(state, *update.args, **update.kwargs)
+    return np.asarray(metric.stateless_result(state))
+
+
+def _id(case):
+    name, _, kwargs = case
+    return "-".join([name] + [f"{k}={v}" for k, v in kwargs.items()])
+
+
+@pytest.mark.parametrize("weights", list(WEIGHTS), ids=list(WEIGHTS))
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_each_metric_streams_tensorflows_value(case, weights):
+    name, arguments, kwargs = case
+    batches = _batches(arguments, WEIGHTS[weights], seed=len(_id(case)))
+    expected = tensorflow_value(name, batches, kwargs)
+    np.testing.assert_allclose(
+        library_value(name, batches, kwargs), expected, rtol=1e-5, atol=1e-6, equal_nan=True
+    )
+
+
+def test_the_table_covers_every_function_the_library_offers():
+    offered = {
+        name for name in dir(tf1.metrics)
+        if not name.startswith("_") and callable(getattr(tf1.metrics, name))
+        and hasattr(tf.compat.v1.metrics, name)
+    }
+    assert offered == {name for name, _, _ in CASES}
