@@ -60,6 +60,25 @@ def training_context(training):
         global_state.set_global_attribute("current_call_ctx", previous)
 
 
+def set_training(training):
+    """Changes the `training` flag of the block `training_context` opened.
+
+    Returns:
+        False if no such block is open (a Keras layer's own call is).
+    """
+    context = global_state.get_global_attribute("current_call_ctx")
+    if context is None or context.entry_layer is not None:
+        return False
+    context.set_value("training", training)
+    return True
+
+
+def current_training():
+    """The `training` flag of the open `training_context` block, or None."""
+    context = global_state.get_global_attribute("current_call_ctx")
+    return None if context is None else context.get_value("training")
+
+
 def pin_layer_path(layer, parent_path):
     """Builds `layer`'s variables under `parent_path`, wherever it is called."""
     layer._parent_path = parent_path

@@ -43,6 +43,8 @@ import numpy as np
 
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401  (`tf1.layers.initializers`)
+# Imported so that `tf1.keras_backend` (TF1's `tf.keras.backend` learning phase) exists.
+from keras_tpu_estimator.compat.v1 import keras_backend as _keras_backend  # noqa: F401
 from keras_tpu_estimator.compat.v1._batch_normalization import FUSED_MIN_EPSILON  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1.graph import GraphKeys
