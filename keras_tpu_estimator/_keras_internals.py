@@ -482,9 +482,15 @@ def _reused_class(base):
     return cls
 
 
+def _inside_a_layer():
+    """Whether a Keras layer is building or calling now (its name scope is open)."""
+    stack = global_state.get_global_attribute("name_scope_stack") or ()
+    return any(getattr(scope, "caller", None) is not None for scope in stack)
+
+
 def _observing_new(cls, *args, **kwargs):
     observers = getattr(_layers_local, "observers", None)
-    if not observers or _layers_local.depth:
+    if not observers or _layers_local.depth or _inside_a_layer():
         return _LAYER_NEW(cls, *args, **kwargs)
     existing, report = observers[-1](cls, args, kwargs)
     if existing is not None:
@@ -506,7 +512,8 @@ def layer_constructions(observer):
     """Calls `observer` for each Keras layer constructed in this thread inside the block.
 
     Only layers constructed directly are reported: not the sublayers a
-    layer's `__init__` creates, nor layers made inside `constructions_paused`.
+    layer creates (in its `__init__`, `build` or `call`), nor layers made
+    inside `constructions_paused`.
 
     Args:
         observer: `observer(cls, args, kwargs)`, called before the layer is
