@@ -167,6 +167,15 @@ def test_each_metric_streams_tensorflows_value(case, weights):
     )
 
 
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_each_metric_unpacks_as_tensorflows_value_and_update_op(case):
+    name, arguments, kwargs = case
+    batch = _batches(arguments, _weights_mixed, seed=0)[0]
+    expected = tensorflow_value(name, [batch], kwargs)
+    value, update_op = getattr(tf1.metrics, name)(**batch, **kwargs)
+    assert tuple(value.shape) == tuple(update_op.shape) == np.shape(expected)
+
+
 def test_the_table_covers_every_function_the_library_offers():
     offered = {
         name for name in dir(tf1.metrics)

@@ -1,10 +1,12 @@
-"""`tf.contrib` pieces that TPU `model_fn`s use: `contrib.layers`, and
+"""`tf.contrib` pieces that TPU `model_fn`s use: `contrib.layers`,
+`contrib.metrics` (streaming Pearson's r, concat) for `metric_fn`s, and
 `contrib.summary` for host calls.
 
 `tf.contrib.tpu` maps to `tf1.tpu` and the `kte` estimator classes.
 """
 
 from keras_tpu_estimator.compat.v1.contrib import layers
+from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import summary
 
-__all__ = ["layers", "summary"]
+__all__ = ["layers", "metrics", "summary"]
