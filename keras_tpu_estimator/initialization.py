@@ -106,9 +106,12 @@ def in_build_pass():
 def run_scaffold(spec):
     """Calls the spec's `scaffold_fn`, if any (TPUEstimator's contract: once per graph).
 
-    Its result (a TF1 `Scaffold`) is ignored: initialization happens through
-    `init_from_checkpoint`, saving through `model_dir` checkpoints.
+    Initialization happens through `init_from_checkpoint`, saving through
+    `model_dir` checkpoints; of its result (a TF1 `Scaffold`) only the saver's
+    renamed variables act (`spec.scaffold`).
+
+    Returns:
+        What `scaffold_fn` returned, or None.
     """
     scaffold_fn = getattr(spec, "scaffold_fn", None)
-    if scaffold_fn is not None:
-        scaffold_fn()
+    return scaffold_fn() if scaffold_fn is not None else None

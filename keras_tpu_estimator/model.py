@@ -198,6 +198,12 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         return dict(self._parts.hooks)
 
     @property
+    def scaffold_restores(self):
+        """`{mode: [(variable, source)]}`: the variables a mode reads from others
+        (its scaffold's saver, e.g. exponential moving averages)."""
+        return dict(self._parts.restores)
+
+    @property
     def init_from_checkpoint_reports(self):
         """The reports of `compat.v1.train.init_from_checkpoint` calls, in order."""
         return list(self._parts.reports)

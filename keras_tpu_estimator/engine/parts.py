@@ -35,6 +35,8 @@ class ModelParts:
         hooks: `{mode: hooks}` of the specs built.
         hook_slots: `{mode: slots}` of the tensors those hooks hold
             (`hooks.fetches.register`): the steps output their values.
+        restores: `{mode: [(variable, source)]}`: the variables EVAL and
+            PREDICT read from another (the scaffold's saver, `spec.scaffold`).
         reports: the `init_from_checkpoint` reports of every build.
 
     Example:
@@ -55,6 +57,7 @@ class ModelParts:
         self.metrics = {"loss": keras.metrics.Mean(name="loss")}
         self.hooks = {}
         self.hook_slots = {}
+        self.restores = {}
         self.reports = []
         self.built_modes = set()
 
@@ -87,6 +90,7 @@ class ModelParts:
             self.reports += built.reports
             self.hooks[mode] = built.hooks
             self.hook_slots[mode] = hook_fetches.register(built.hooks)
+            self.restores[mode] = built.restores
             self.metrics.update(built.metrics)
             if built.training is not None and self.training is None:
                 from_model_fn = built.training.optimizer is not compiled_optimizer

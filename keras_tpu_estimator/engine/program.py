@@ -22,6 +22,7 @@ from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.metrics import values as metric_values_lib
 from keras_tpu_estimator.model_fn import call_model_fn
 from keras_tpu_estimator.spec import ModeKeys
+from keras_tpu_estimator.spec import scaffold as scaffold_lib
 
 
 class Training(NamedTuple):
@@ -51,12 +52,16 @@ class BuiltMode(NamedTuple):
         training: TRAIN: the `Training`; else None.
         metrics: EVAL: `{name: keras.metrics.Metric}` for the metric values
             not yet in the model's metrics; else empty.
+        restores: EVAL and PREDICT: `[(variable, source)]`, the variables
+            the scaffold's saver restores from another name's value
+            (`spec.scaffold`); else empty.
     """
 
     hooks: list
     reports: list
     training: Optional[Training]
     metrics: dict
+    restores: list = []
 
 
 class ModelFnProgram:
@@ -82,12 +87,17 @@ class ModelFnProgram:
             params["batch_size"] = batch_size
         return params
 
-    def call(self, store, features, labels, mode, global_step, building, config=None):
-        """Calls `model_fn` with its variables in `store`; returns the spec."""
+    def call(self, store, features, labels, mode, global_step, building, config=None,
+             then=None):
+        """Calls `model_fn` with its variables in `store`; returns the spec.
+
+        With `then`, returns `then(spec)`, called inside the same `model_fn`
+        call (what the spec's `scaffold_fn` sees).
+        """
         with store_lib.model_fn_call(
             store, mode, building, global_step, training=mode == ModeKeys.TRAIN
         ):
-            return call_model_fn(
+            spec = call_model_fn(
                 self.model_fn,
                 features,
                 labels,
@@ -95,6 +105,7 @@ class ModelFnProgram:
                 self.model_fn_params(leading_dim(features)),
                 config or self.config,
             )
+            return spec if then is None else then(spec)
 
     def build(self, store, mode, batch, step_dtype, optimizer=None, metrics=()):
         """Runs `model_fn` once on symbolic tensors shaped like `batch`.
@@ -122,15 +133,24 @@ class ModelFnProgram:
             labels = None
         # The step is symbolic too; constants mix with symbolic tensors.
         step = keras.KerasTensor((), dtype=step_dtype)
+        def with_scaffold(spec):
+            # In the model_fn call: scaffold_fn may read its variables, and
+            # the saver's sources may need creating.
+            scaffold = initialization.run_scaffold(spec)
+            # TRAIN's saver would save and resume; only EVAL and PREDICT restore.
+            return spec, [] if mode == ModeKeys.TRAIN else scaffold_lib.restore_pairs(scaffold)
+
         with initialization.build_pass(store) as build:
             with _keras_internals.symbolic_operands():
-                spec = self.call(store, features, labels, mode, step, True)
-            initialization.run_scaffold(spec)
+                spec, restores = self.call(
+                    store, features, labels, mode, step, True, then=with_scaffold
+                )
         return BuiltMode(
             hooks_of(spec, mode),
             build.reports,
             read_training(spec, store, optimizer) if mode == ModeKeys.TRAIN else None,
             new_metrics(spec, metrics) if mode == ModeKeys.EVAL else {},
+            restores,
         )
 
 

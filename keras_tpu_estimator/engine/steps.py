@@ -30,6 +30,7 @@ from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.spec import ModeKeys
+from keras_tpu_estimator.spec import scaffold as scaffold_lib
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 HOOK_FETCHES, PREDICTIONS = "hook_fetches", "predictions"
@@ -78,7 +79,11 @@ class Steps:
         trainable, non_trainable = values
         features, labels = batch
         with _keras_internals.bound_values(first + rest, list(trainable) + list(non_trainable)):
-            spec = self._program.call(self._parts.store, features, labels, mode, step, building=False)
+            # EVAL and PREDICT may read some variables from others (a scaffold's saver).
+            with scaffold_lib.restored(self._parts.restores.get(mode)):
+                spec = self._program.call(
+                    self._parts.store, features, labels, mode, step, building=False
+                )
             new_rest = _keras_internals.current_values(rest)
         return spec, new_rest
 

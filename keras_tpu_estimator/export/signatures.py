@@ -26,6 +26,7 @@ from keras_tpu_estimator.spec import ClassificationOutput
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import PredictOutput
 from keras_tpu_estimator.spec import RegressionOutput
+from keras_tpu_estimator.spec import scaffold as scaffold_lib
 from keras_tpu_estimator.log_lines import logger as _log
 
 
@@ -150,7 +151,9 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
         if single:
             features = features[SINGLE_FEATURE_DEFAULT_NAME]
         # model_fn may build an optimizer, which the archive's scope forbids.
-        with _keras_internals.stateless_scope_as_bound_values(model.store.variables):
+        restores = model.scaffold_restores.get(ModeKeys.PREDICT)
+        with _keras_internals.stateless_scope_as_bound_values(model.store.variables), \
+                scaffold_lib.restored(restores):
             spec = model.call_model_fn(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
                                building=False)
         signatures = serving_signatures(spec)

@@ -110,7 +110,11 @@ class ExponentialMovingAverage:
         """`{checkpoint name: variable}` restoring the averages into the variables.
 
         The averaged variables (default: the trainable ones) map from their
-        shadow's name; every other variable used so far maps from its own.
+        shadow's name; every other variable used so far maps from its own,
+        unless that name is taken (a shadow maps from nothing), as in TF1.
+        Returned through a `Saver` in a `Scaffold` from `scaffold_fn`, it
+        makes EVAL, PREDICT and export use the averages
+        (`compat.v1.train.Saver`).
         """
         averaged = (
             trainable_variables()
@@ -119,12 +123,12 @@ class ExponentialMovingAverage:
         averaged_ids = {id(keras_variable(v)) for v in averaged}
         shadows = {id(v) for v in self._averages.values()}
         result = {}
+        for item in averaged:
+            variable = keras_variable(item)
+            if id(variable) not in shadows:
+                result[self.average_name(variable)] = VariableView(variable)
         for view in global_variables():
             variable = view.variable
-            if id(variable) in shadows:
-                continue
-            if id(variable) in averaged_ids:
-                result[self.average_name(variable)] = view
-            else:
-                result[variable.path] = view
+            if id(variable) not in shadows and id(variable) not in averaged_ids:
+                result.setdefault(variable.path, view)
         return result

@@ -57,6 +57,7 @@ from keras_tpu_estimator.compat.v1._optimizers import GradientDescentOptimizer  
 from keras_tpu_estimator.compat.v1._optimizers import MomentumOptimizer  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import Optimizer  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import RMSPropOptimizer  # noqa: F401
+from keras_tpu_estimator.compat.v1._saver import Saver  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import VariableView  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import assign  # noqa: F401
