@@ -9,8 +9,16 @@ on-device loop of `iterations_per_loop` steps, and so it is here:
 `HookCallback` adapts a hook to a Keras callback whose batch methods
 `EstimatorModel` calls once per loop.
 
-There is no graph, so a hook cannot fetch a tensor. `SessionRunArgs` fetch
-*names* of the values this runtime has after each loop:
+A hook fetches what a TF1 hook fetches (`hooks.fetches`):
+
+- the tensors of `model_fn` it holds: a hook built inside `model_fn` with
+  them and returned in the spec's hooks (`LoggingTensorHook(tensors={"loss":
+  loss})`); `after_run` gets their values at the loop's last step, as a
+  `session.run` of a TPU loop gave the last iteration's;
+- the global step: `tf1.train.get_or_create_global_step()` called in the
+  hook's `begin()` returns the handle it is fetched with (also through
+  `run_context.session.run`); variables give their value after the loop;
+- names of the values this runtime has after each loop:
 
 | name | value | modes |
 | --- | --- | --- |
@@ -19,16 +27,22 @@ There is no graph, so a hook cannot fetch a tensor. `SessionRunArgs` fetch
 | `"global_step"` | the global step after the loop (an int) | all |
 
 ```python
-class PrintLoss(kte.SessionRunHook):
+class PrintLoss(kte.SessionRunHook):  # Built in model_fn, with its loss.
+    def __init__(self, loss):
+        self._loss = loss
+
+    def begin(self):
+        self._step = tf1.train.get_or_create_global_step()
+
     def before_run(self, run_context):
-        return kte.SessionRunArgs({"loss": "loss", "step": "global_step"})
+        return kte.SessionRunArgs({"loss": self._loss, "step": self._step})
 
     def after_run(self, run_context, run_values):
         print(run_values.results)  # {'loss': 0.31, 'step': 100}
         if run_values.results["loss"] < 0.01:
             run_context.request_stop()
 
-model.fit(x, callbacks=kte.hooks.as_callbacks([PrintLoss()], "train"))
+# model_fn: return kte.TPUEstimatorSpec(..., training_hooks=[PrintLoss(loss)])
 ```
 
 The hooks TensorFlow users reach for most are provided: `StopAtStepHook`,
@@ -40,7 +54,8 @@ evaluation's results). Their lines follow TensorFlow's and absl's verbosity
 (see `kte.log_lines`).
 
 The modules: `session` (the hook emulation: `SessionRunHook`, the
-session-run records, `HookCallback`, `as_callback(s)`), `stock` (the
+session-run records, `HookCallback`, `as_callback(s)`), `fetches` (the
+tensors hooks hold, the global step handle), `stock` (the
 provided hooks and `CheckpointSaverListener`) and `logging_callback`
 (`LoggingCallback`, `EvaluationLoggingCallback`). The loss values come from the `logs` that
 `EstimatorModel.fit` gives `on_train_batch_end` after each loop.
