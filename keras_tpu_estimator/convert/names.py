@@ -47,19 +47,35 @@ KTE_NAMES = {
     "tf.estimator.export.build_parsing_serving_input_receiver_fn": (
         "kte.export.build_parsing_serving_input_receiver_fn"
     ),
-    "tf.estimator.SessionRunHook": "kte.SessionRunHook",
-    "tf.train.SessionRunHook": "kte.SessionRunHook",
-    "tf.train.SessionRunArgs": "kte.SessionRunArgs",
-    "tf.train.StopAtStepHook": "kte.StopAtStepHook",
-    "tf.train.LoggingTensorHook": "kte.LoggingTensorHook",
-    "tf.train.NanTensorHook": "kte.NanTensorHook",
-    "tf.train.NanLossDuringTrainingError": "kte.NanLossDuringTrainingError",
-    "tf.train.CheckpointSaverListener": "kte.CheckpointSaverListener",
+    # TPUEstimator's private helper that real programs call (DCGAN,
+    # EfficientNet: `estimator._load_global_step_from_checkpoint_dir`).
+    "tf.estimator._load_global_step_from_checkpoint_dir": (
+        "kte.checkpoint.load_global_step_from_checkpoint_dir"
+    ),
     "tf.train.list_variables": "kte.checkpoint.list_variables",
     "tf.train.load_variable": "kte.checkpoint.load_variable",
     "tf.contrib.distribute.TPUStrategy": "kte.TPUStrategy",
     "tf.distribute.experimental.TPUStrategy": "kte.TPUStrategy",
 }
+# Hooks: TensorFlow 1 exports each under both `tf.train` and `tf.estimator`.
+KTE_NAMES.update({
+    f"tf.{module}.{name}": f"kte.{name}"
+    for module in ("train", "estimator")
+    for name in ("SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
+                 "StopAtStepHook", "LoggingTensorHook", "NanTensorHook",
+                 "NanLossDuringTrainingError", "CheckpointSaverListener")
+})
+
+# TensorFlow modules that another module replaces whole, on every side: the
+# prefix is rewritten and the rest of the name kept (`tf.contrib.keras.layers.
+# Conv2D` -> `keras.layers.Conv2D`). The values are modules imported as they
+# are spelled (`import keras`).
+MODULE_MOVES = {
+    "tf.contrib.keras": "keras",
+}
+
+# Names that are plain Python values, fine on every side (`x[:, tf.newaxis]`).
+PLAIN_VALUES = ("tf.newaxis",)
 
 # TF1 names that TensorFlow 2 moved: rewritten on both sides.
 TF2_MOVES = {
@@ -78,6 +94,12 @@ TF2_MOVES = {
     "tf.to_int32": "tf.compat.v1.to_int32",
     "tf.to_int64": "tf.compat.v1.to_int64",
     "tf.random_uniform": "tf.random.uniform",
+    "tf.random_normal": "tf.random.normal",
+    "tf.truncated_normal": "tf.random.truncated_normal",
+    "tf.random_shuffle": "tf.random.shuffle",
+    "tf.read_file": "tf.io.read_file",
+    "tf.parse_single_sequence_example": "tf.io.parse_single_sequence_example",
+    "tf.TFRecordReader": "tf.compat.v1.TFRecordReader",
     "tf.contrib.data": "tf.data.experimental",
     "tf.placeholder": "tf.compat.v1.placeholder",
     "tf.py_func": "tf.compat.v1.py_func",
@@ -331,3 +353,63 @@ def is_module(name):
             # Gone from TensorFlow 2 (tf.contrib, tf.estimator): by its spelling.
             return all(part.islower() for part in name.split("."))
     return isinstance(value, types.ModuleType)
+
+
+def module_move(name):
+    """What `name` becomes when a `MODULE_MOVES` module holds it, else None."""
+    for module, target in MODULE_MOVES.items():
+        if is_under(name, module):
+            return target + name[len(module):]
+    return None
+
+
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _tensorflow_has(path, v1=False):
+    """Whether the installed TensorFlow has `tf.<path>` (`tf.compat.v1.<path>`)."""
+    import tensorflow  # the real one: only to tell what TensorFlow 2 lacks
+
+    value = tensorflow.compat.v1 if v1 else tensorflow
+    for part in path.split("."):
+        try:
+            value = getattr(value, part, _MISSING)
+        except Exception:  # a lazily loaded module that fails to load
+            return False
+        if value is _MISSING:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def tf2_spelling(name, compat_v1=True):
+    """The TensorFlow 2 spelling of TF1 name `name` written in TF 2's namespace.
+
+    `TF2_MOVES` decides first; otherwise, with `compat_v1`, the first prefix
+    TensorFlow 2 lacks but `tf.compat.v1` has is spelled there, the very
+    TF1 function (`tf.data.make_one_shot_iterator` ->
+    `tf.compat.v1.data.make_one_shot_iterator`).
+
+    Args:
+        name: a canonical `tf.*` name (`"tf.random_normal"`).
+        compat_v1: whether to fall back on `tf.compat.v1`.
+
+    Returns:
+        `(number of parts of the prefix rewritten, its new spelling)`, or None
+        when TensorFlow 2 has the name (or nothing has it).
+    """
+    parts = name.split(".")
+    for length in range(len(parts), 1, -1):
+        prefix = ".".join(parts[:length])
+        if prefix in TF2_MOVES:
+            return length, TF2_MOVES[prefix]
+    if not compat_v1 or is_under(name, "tf.contrib") or is_under(name, "tf.estimator"):
+        return None
+    for length in range(2, len(parts) + 1):
+        path = ".".join(parts[1:length])
+        if not _tensorflow_has(path):
+            if _tensorflow_has(path, v1=True):
+                return length, "tf.compat.v1." + path
+            return None
+    return None

@@ -10,6 +10,8 @@ once it is known which of the program's own bindings survive.
 import ast
 import collections
 
+from keras_tpu_estimator.convert import idioms as idioms_lib
+from keras_tpu_estimator.convert import imports as imports_lib
 from keras_tpu_estimator.convert import names as names_lib
 from keras_tpu_estimator.convert import scopes as scopes_lib
 from keras_tpu_estimator.convert import sides as sides_lib
@@ -17,22 +19,10 @@ from keras_tpu_estimator.convert import sides as sides_lib
 Change = collections.namedtuple("Change", ["line", "col", "level", "message"])
 Change.__doc__ = """One entry of the report: `level` is INFO, WARNING or ERROR."""
 
-_PLACEHOLDER = {names_lib.KTE: "\0kte\0", names_lib.TF1: "\0tf1\0"}
-_IMPORTS = {names_lib.KTE: names_lib.KTE_MODULE, names_lib.TF1: names_lib.TF1_MODULE}
-_FALLBACK = {names_lib.KTE: "kte_", names_lib.TF1: "tf1_"}
+_PLACEHOLDER = imports_lib.PLACEHOLDER
 
 
-def _shape_of(node):
-    """`X` when `node` is `X.shape` or `X.get_shape()`, else None."""
-    if isinstance(node, ast.Attribute) and node.attr == "shape":
-        return node.value
-    if (isinstance(node, ast.Call) and not node.args and not node.keywords
-            and isinstance(node.func, ast.Attribute) and node.func.attr == "get_shape"):
-        return node.func.value
-    return None
-
-
-class ModuleRewriter:
+class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
     """Collects the edits and report entries of one module.
 
     Args:
@@ -76,12 +66,14 @@ class ModuleRewriter:
         # col_offset counts UTF-8 bytes; report the character column, 1-based.
         line_text = self.source[self.line_starts[node.lineno - 1]:]
         col = len(line_text[: node.col_offset].decode("utf-8", "replace")) + 1
-        self.changes.append(Change(node.lineno, col, level, message))
+        self.add_change(node.lineno, col, level, message)
+
+    def add_change(self, line, col, level, message):
+        self.changes.append(Change(line, col, level, message))
 
     def replace(self, node, text, original, message=None):
         start, end = self.span(node)
-        shown = text.replace(_PLACEHOLDER[names_lib.KTE], "kte").replace(
-            _PLACEHOLDER[names_lib.TF1], "tf1")
+        shown = imports_lib.shown(text)
         self.edits.append((start, end, text))
         self.report(node, "INFO", message or f"Renamed '{original}' to '{shown}'")
 
@@ -110,7 +102,9 @@ class ModuleRewriter:
             return
         if side == sides_lib.MODEL and self.visit_shape(node, side):
             return
-        if isinstance(node, ast.Call) and self.visit_resolver(node):
+        if isinstance(node, ast.Call) and (
+            self.visit_resolver(node) or self.visit_iterator(node, side)
+        ):
             return
         if sides_lib.is_dataset_call(node):
             self.visit(node.func, side)
@@ -139,83 +133,6 @@ class ModuleRewriter:
         if owner is not None:
             (self.used if counter is None else counter)[(id(owner), name_node.id)] += 1
 
-    def visit_switch(self, statement):
-        """`tf.disable_v2_behavior()` and friends: the statement is removed."""
-        call = statement.value
-        if not isinstance(call, ast.Call):
-            return False
-        name, chain = self._called_name(call)
-        if name not in names_lib.BEHAVIOUR_SWITCHES:
-            return False
-        self._count_use(chain[0], self.rewritten)
-        self.removed.append(statement)
-        self.report(statement, "INFO",
-                    f"Removed '{self.segment(statement)}': input pipelines run on "
-                    "TensorFlow 2 as it is, and model_fn runs on JAX")
-        return True
-
-    def visit_resolver(self, call):
-        """A TPU cluster resolver becomes `None`: JAX finds the devices."""
-        name, _ = self._called_name(call)
-        if name not in names_lib.CLUSTER_RESOLVERS:
-            return False
-        self.replace(call, "None", name, message=(
-            f"Replaced '{name}(...)' by None: keras_tpu_estimator needs no TPU name, "
-            "zone or project; JAX finds the devices (TPU, GPU or CPU) of this machine"))
-        return True
-
-    def visit_shape(self, node, side):
-        """TF1 `TensorShape`/`Dimension` idioms on the plain tuples JAX shapes are."""
-        if isinstance(node, ast.Attribute) and node.attr in ("ndims", "rank"):
-            tensor = _shape_of(node.value)
-            if tensor is not None:
-                return self._wrap_shape(node, tensor, "len", side)
-        if isinstance(node, ast.Call) and not node.args and not node.keywords and isinstance(
-            node.func, ast.Attribute
-        ) and node.func.attr == "as_list":
-            tensor = _shape_of(node.func.value)
-            if tensor is not None:
-                return self._wrap_shape(node, tensor, "list", side)
-        if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(
-            node.value, ast.Subscript
-        ) and _shape_of(node.value.value) is not None:
-            subscript = node.value
-            start, end = self.span(node)
-            self.edits.append((self.span(subscript)[1], end, ""))
-            self.report(node, "INFO",
-                        f"Rewrote '{self.segment(node)}' to '{self.segment(subscript)}': "
-                        "JAX shapes hold ints, not Dimensions")
-            self.visit(subscript, side)
-            return True
-        if _shape_of(node) is not None and isinstance(node, ast.Call):
-            tensor = node.func.value
-            self.edits.append((self.span(tensor)[1], self.span(node)[1], ".shape"))
-            self.report(node, "INFO", f"Rewrote '{self.segment(node)}' to "
-                        f"'{self.segment(tensor)}.shape'")
-            self.visit(tensor, side)
-            return True
-        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-            if self._called_name(node)[0] in ("tf.dimension_value", "tf.Dimension"):
-                start, end = self.span(node)
-                argument = node.args[0]
-                self.edits.append((start, self.span(argument)[0], ""))
-                self.edits.append((self.span(argument)[1], end, ""))
-                self.report(node, "INFO", f"Rewrote '{self.segment(node)}' to "
-                            f"'{self.segment(argument)}': JAX shapes hold ints")
-                self.visit(argument, side)
-                return True
-        return False
-
-    def _wrap_shape(self, node, tensor, function, side):
-        start, end = self.span(node)
-        tensor_end = self.span(tensor)[1]
-        self.edits.append((start, start, function + "("))
-        self.edits.append((tensor_end, end, ".shape)"))
-        self.report(node, "INFO", f"Rewrote '{self.segment(node)}' to "
-                    f"'{function}({self.segment(tensor)}.shape)'")
-        self.visit(tensor, side)
-        return True
-
     def visit_name(self, node, side):
         """Rewrites or reports a TensorFlow name; False if `node` is not one."""
         root, parts, chain = self._resolve(node)
@@ -237,6 +154,12 @@ class ModuleRewriter:
             name = names_lib.normalize(raw)
             prefix_node = chain[length - 1]
             original = ".".join(parts[:length])
+            moved = names_lib.module_move(name)
+            if moved:
+                module = moved.split(".")[0]
+                self.uses.add(module)
+                self.replace(prefix_node, _PLACEHOLDER[module] + moved[len(module):], original)
+                return True
             if name in names_lib.KTE_NAMES:
                 self.uses.add(names_lib.KTE)
                 target = names_lib.KTE_NAMES[name]
@@ -257,14 +180,19 @@ class ModuleRewriter:
                 self.uses.add(names_lib.TF1)
                 self.replace(prefix_node, _PLACEHOLDER[names_lib.TF1] + name[2:], original)
                 return True
-            if name in names_lib.TF2_MOVES:
-                if raw == name and root == "tf":  # TensorFlow 2 itself, by its own name
-                    target = names_lib.TF2_MOVES[name]
-                    self.edits.append((*self.span(prefix_node), parts[0] + target[2:]))
-                    self.report(prefix_node, "INFO",
-                                f"Renamed '{original}' to '{parts[0] + target[2:]}'")
+        if root == "tf" and ".".join([root] + parts[1:]) == full:
+            # TensorFlow 2 itself, by its own name: TF1 names it lacks are respelled.
+            spelling = names_lib.tf2_spelling(full, compat_v1=not on_model)
+            if spelling:
+                length, target = spelling
+                text = parts[0] + target[2:]
+                self.edits.append((*self.span(chain[length - 1]), text))
+                self.report(chain[length - 1], "INFO",
+                            f"Renamed '{'.'.join(parts[:length])}' to '{text}'")
                 return False
         if any(names_lib.is_under(full, safe) for safe in names_lib.HOST_SAFE):
+            return False
+        if full in names_lib.PLAIN_VALUES:
             return False
         if names_lib.is_under(full, "tf.contrib"):
             self.report(node, "ERROR", f"'{full}' has no equivalent in keras_tpu_estimator "
@@ -286,196 +214,12 @@ class ModuleRewriter:
                         "so TensorFlow ops cannot run there; rewrite it with keras.ops")
         return False
 
-    # Imports and aliases.
-
-    def _keep_used_aliases(self):
-        """Alias statements (`tf1 = tf.compat.v1`) stay if something still reads them."""
-        kept = set()
-        changed = True
-        while changed:
-            changed = False
-            for statement, scope in self.aliases:
-                name = statement.targets[0].id
-                if id(statement) in kept or not self.used[(id(scope), name)]:
-                    continue
-                kept.add(id(statement))
-                self.skip.discard(id(statement.value))
-                self.visit(statement.value, sides_lib.HOST)
-                changed = True
-        for statement, scope in self.aliases:
-            name = statement.targets[0].id
-            if id(statement) in kept:
-                continue
-            if self.rewritten[(id(scope), name)]:
-                self._count_use(scopes_lib.dotted(statement.value)[1][0], self.rewritten)
-                self.removed.append(statement)
-                self.report(statement, "INFO", f"Removed '{self.segment(statement)}': "
-                            "nothing uses it after conversion")
-            else:  # never read: converted like any other statement
-                self.skip.discard(id(statement.value))
-                self.visit(statement.value, sides_lib.HOST)
-
-    def _remove_unused_imports(self):
-        for statement, scope in self._tensorflow_imports():
-            locals_ = [(a, a.asname or (a.name.split(".")[0] if isinstance(
-                statement, ast.Import) else a.name)) for a in statement.names]
-            tf_locals = [
-                (a, local) for a, local in locals_
-                if self.scopes.lookup(local, scope) is not None
-                and self._is_tensorflow_alias(statement, a)
-            ]
-            unused = [
-                (a, local) for a, local in tf_locals
-                if not self.used[(id(scope), local)] and self.rewritten[(id(scope), local)]
-            ]
-            text = self.segment(statement)
-            contrib = [a for a, _ in tf_locals if a not in [u[0] for u in unused] and (
-                names_lib.is_under(a.name, "tensorflow.contrib") or names_lib.is_under(
-                    getattr(statement, "module", None) or "", "tensorflow.contrib"))]
-            if contrib:
-                self.report(statement, "ERROR",
-                            f"'{text}' fails on TensorFlow 2 (no tf.contrib): "
-                            "convert the remaining uses of its names, then remove it")
-            if not unused:
-                continue
-            if len(unused) == len(statement.names):
-                self.removed.append(statement)
-                self.report(statement, "INFO",
-                            f"Removed '{text}': nothing uses it after conversion")
-                continue
-            left = [a for a in statement.names if a not in [u[0] for u in unused]]
-            aliases = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in left)
-            head = "import " if isinstance(statement, ast.Import) else (
-                f"from {'.' * statement.level}{statement.module or ''} import ")
-            self.edits.append((*self.span(statement), head + aliases))
-            self.report(statement, "INFO", f"Removed {[u[1] for u in unused]} from '{text}': "
-                        "nothing uses them after conversion")
-
-    @staticmethod
-    def _is_tensorflow_alias(statement, alias):
-        if isinstance(statement, ast.Import):
-            return names_lib.is_tensorflow(alias.name)
-        return bool(statement.module) and not statement.level and names_lib.is_tensorflow(
-            statement.module)
-
-    def _tensorflow_imports(self):
-        """Every import statement naming TensorFlow, with the scope it binds in."""
-        return [
-            (statement, scope) for statement, scope in self.scopes.import_statements
-            if any(self._is_tensorflow_alias(statement, a) for a in statement.names)
-        ]
-
-    def _remove_statements(self):
-        """Deletes the removed statements' lines; an emptied block gets `pass`."""
-        removed = {id(s) for s in self.removed}
-        emptied = set()
-        for node in ast.walk(self.tree):
-            for field in ("body", "orelse", "finalbody"):
-                body = getattr(node, field, None)
-                if isinstance(body, list) and body and all(id(s) in removed for s in body):
-                    emptied.add(id(body[0]))
-        for statement in self.removed:
-            start = self.line_starts[statement.lineno - 1]
-            end = self.line_starts[statement.end_lineno] if statement.end_lineno < len(
-                self.line_starts) else len(self.source)
-            line = self.source[start:end].decode("utf-8")
-            indent = line[: len(line) - len(line.lstrip())]
-            text = f"{indent}pass\n" if id(statement) in emptied else ""
-            if self.offset(statement.lineno, statement.col_offset) != start + len(
-                indent.encode()
-            ) or self.source[self.offset(statement.end_lineno, statement.end_col_offset):end].strip(
-                b" \t\r\n;"
-            ) and not self.source[
-                self.offset(statement.end_lineno, statement.end_col_offset):end
-            ].lstrip(b" \t").startswith(b"#"):
-                # Shares its line with other code: remove the statement alone.
-                self.edits.append((*self.span(statement), "pass" if text else "None"))
-                continue
-            self.edits.append((start, end, text))
-
-    def _alias_name(self, key):
-        existing = self.scopes.ours.get(key)
-        if existing:
-            return existing, True
-        removed = {(id(s), n) for s, n in self._removed_bindings()}
-        candidate = key
-        while not all((id(scope), candidate) in removed
-                      for scope in self.scopes.scopes_binding(candidate)):
-            candidate = _FALLBACK[key] if candidate == key else candidate + "_"
-        return candidate, False
-
-    def _removed_bindings(self):
-        removed_ids = {id(s) for s in self.removed}
-        out = []
-        for statement, scope in self.aliases:
-            if id(statement) in removed_ids:
-                out.append((scope, statement.targets[0].id))
-        for statement, scope in self._tensorflow_imports():
-            if id(statement) in removed_ids:
-                for a in statement.names:
-                    out.append((scope, a.asname or a.name.split(".")[0]))
-        return out
-
-    def _add_imports(self):
-        self.names = {}
-        lines = []
-        for key in (names_lib.KTE, names_lib.TF1):
-            if key not in self.uses:
-                continue
-            name, present = self._alias_name(key)
-            self.names[key] = name
-            if not present:
-                lines.append(f"import {_IMPORTS[key]} as {name}")
-        if not lines:
-            return
-        first_tf_import, last_import = None, None
-        for node in self.tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                last_import = node
-                if first_tf_import is None and any(
-                    self._is_tensorflow_alias(node, a) for a in node.names
-                ):
-                    first_tf_import = node
-        if first_tf_import is not None:
-            position = self.line_starts[first_tf_import.lineno - 1]
-            line = first_tf_import.lineno
-        elif last_import is not None:
-            position = self.line_starts[last_import.end_lineno]
-            line = last_import.end_lineno + 1
-        else:
-            position, line = self._after_docstring()
-        newline = "\r\n" if b"\r\n" in self.source else "\n"
-        text = "".join(s + newline for s in lines)
-        if position == len(self.source) and self.source and not self.source.endswith(
-            newline.encode()
-        ):
-            text = newline + text
-        self.edits.append((position, position, text))
-        for statement in lines:
-            self.changes.append(Change(line, 1, "INFO", f"Added '{statement}'"))
-
-    def _after_docstring(self):
-        body = self.tree.body
-        index = 0
-        if body and isinstance(body[0], ast.Expr) and isinstance(
-            getattr(body[0], "value", None), ast.Constant
-        ) and isinstance(body[0].value.value, str):
-            index = 1
-        while index < len(body) and isinstance(body[index], ast.ImportFrom) and (
-            body[index].module == "__future__"
-        ):
-            index += 1
-        if index == 0:
-            return 0, 1
-        end = body[index - 1].end_lineno
-        return self.line_starts[end], end + 1
-
     def apply(self):
         """The converted text."""
         result = self.source
         for start, end, text in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
             result = result[:start] + text.encode("utf-8") + result[end:]
         text = result.decode("utf-8")
-        for key, placeholder in _PLACEHOLDER.items():
+        for key, placeholder in imports_lib.PLACEHOLDER.items():
             text = text.replace(placeholder, self.names.get(key, key))
         return text

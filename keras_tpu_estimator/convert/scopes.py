@@ -213,6 +213,8 @@ class Scopes:
             scope.bind(local, names_lib.canonical(module if asname else module.split(".")[0]))
             return
         scope.bind(local)
+        if scope is self.module and module == "keras":
+            self.ours.setdefault("keras", local)
         if scope is self.module and asname:
             if module == names_lib.KTE_MODULE:
                 self.ours.setdefault(names_lib.KTE, asname)

@@ -44,6 +44,17 @@ def is_dataset_call(node):
     )
 
 
+def _dotted(node):
+    """`["pkg", "mod", "f"]` for the chain `pkg.mod.f`, or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id] + parts[::-1]
+
+
 def _seed_side(name):
     lowered = name.lower()
     if "input_fn" in lowered or "serving_input" in lowered:
@@ -63,7 +74,7 @@ class _Module:
         self.tree = tree
         self.defs = collections.defaultdict(list)  # name -> defs (any depth)
         self.methods = collections.defaultdict(list)  # name -> defs in class bodies
-        self.imports = {}  # local name -> (module key, attribute or None)
+        self.imports = {}  # local name -> the dotted path it names ("pkg.utils")
         self.imported_modules = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -87,6 +98,7 @@ class Sides:
 
     def __init__(self, modules):
         self.modules = {key: _Module(key, tree) for key, tree in modules.items()}
+        self._found = {}
         for module in self.modules.values():
             self._collect_imports(module)
         self.side = {}  # id(def node) -> side
@@ -100,20 +112,30 @@ class Sides:
     # Imports between modules of the tree.
 
     def _find(self, dotted_name):
-        if dotted_name in self.modules:
-            return dotted_name
-        matches = [k for k in self.modules if k.endswith("." + dotted_name)]
-        return matches[0] if len(matches) == 1 else None
+        """The key of the tree's module `dotted_name` names, or None."""
+        if dotted_name not in self._found:
+            matches = [k for k in self.modules if k.endswith("." + dotted_name)]
+            self._found[dotted_name] = dotted_name if dotted_name in self.modules else (
+                matches[0] if len(matches) == 1 else None)
+        return self._found[dotted_name]
 
     def _collect_imports(self, module):
+        """Every form of import: `import utils`, `import utils as u`,
+        `import pkg.mod`, `from pkg import mod`, `from . import mod`,
+        `from mod import f`. Each local name is recorded with the dotted path
+        it stands for; `_defs_at` reads the rest of a chain through it."""
         for node in ast.walk(module.tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     target = self._find(alias.name)
-                    if target:
-                        module.imported_modules.add(target)
-                        if alias.asname:
-                            module.imports[alias.asname] = (target, None)
+                    if not target:
+                        continue
+                    module.imported_modules.add(target)
+                    if alias.asname:
+                        module.imports[alias.asname] = target
+                    else:  # `import pkg.mod` binds `pkg`; `pkg.mod.f` reads f of it
+                        head = alias.name.split(".")[0]
+                        module.imports.setdefault(head, head)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -121,15 +143,22 @@ class Sides:
                     base = ".".join(package + ([base] if base else []))
                 for alias in node.names:
                     local = alias.asname or alias.name
-                    submodule = self._find(f"{base}.{alias.name}" if base else alias.name)
-                    if submodule:
-                        module.imported_modules.add(submodule)
-                        module.imports[local] = (submodule, None)
-                        continue
+                    path = f"{base}.{alias.name}" if base else alias.name
+                    submodule = self._find(path)
                     owner = self._find(base) if base else None
-                    if owner:
-                        module.imported_modules.add(owner)
-                        module.imports[local] = (owner, alias.name)
+                    if submodule or owner:
+                        module.imported_modules.add(submodule or owner)
+                        module.imports[local] = path
+
+    def _defs_at(self, path):
+        """The defs that dotted `path` names: `module.f`, `pkg.module.Class`."""
+        parts = path.split(".")
+        for length in range(len(parts) - 1, 0, -1):
+            key = self._find(".".join(parts[:length]))
+            if key:
+                other = self.modules[key]
+                return [(other, d) for d in other.defs.get(parts[length], ())]
+        return []
 
     # References.
 
@@ -139,19 +168,17 @@ class Sides:
             return [(module, node)]
         if isinstance(node, ast.Name):
             found = [(module, d) for d in module.defs.get(node.id, ())]
-            target = module.imports.get(node.id)
-            if target and target[1] is not None:
-                other = self.modules[target[0]]
-                found += [(other, d) for d in other.defs.get(target[1], ())]
+            if node.id in module.imports:
+                found += self._defs_at(module.imports[node.id])
             return found
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            owner = node.value.id
-            target = module.imports.get(owner)
-            if target and target[1] is None:
-                other = self.modules[target[0]]
-                return [(other, d) for d in other.defs.get(node.attr, ())]
-            if owner in ("self", "cls"):
-                return [(module, d) for d in module.methods.get(node.attr, ())]
+        if isinstance(node, ast.Attribute):
+            parts = _dotted(node)
+            if parts is None:
+                return []
+            if parts[0] in module.imports:
+                return self._defs_at(".".join([module.imports[parts[0]]] + parts[1:]))
+            if parts[0] in ("self", "cls") and len(parts) == 2:
+                return [(module, d) for d in module.methods.get(parts[1], ())]
         return []
 
     def _references(self, module, node):
