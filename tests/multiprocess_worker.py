@@ -9,7 +9,8 @@ SCENARIO "train" trains and evaluates an `EstimatorModel`; "estimator"
 trains, evaluates (a last batch of another size on each process), predicts
 and exports through `TPUEstimator` with one shared `model_dir`; "killed"
 trains until process 1 kills itself (SIGKILL) as the checkpoint of step 8
-starts; "resume" trains on the model_dir "killed" left, to step 12.
+starts; "resume" trains on the model_dir "killed" left, to step 12;
+"sharded" saves an array split over both processes' devices and restores it.
 """
 
 import faulthandler
@@ -120,6 +121,28 @@ def write_report(report):
     os.replace(out_path + ".tmp", out_path)
 
 
+if scenario == "sharded":
+    # An (8, 3) array split by rows over the 4 devices: each process holds half of it.
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec
+
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("batch",))
+    sharding = NamedSharding(mesh, PartitionSpec("batch", None))
+    full = np.arange(24, dtype="float32").reshape(8, 3)
+    array = jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
+    directory = kte.checkpoint.CheckpointDirectory(
+        os.path.join(os.path.dirname(out_path), "model_dir"))
+    directory.save(3, {"w": array, "global_step": 3})
+    target = jax.make_array_from_callback(full.shape, sharding,
+                                          lambda index: np.zeros_like(full[index]))
+    restored = directory.restore(targets={"w": target})["w"]
+    write_report({
+        "latest": os.path.basename(directory.latest_checkpoint()),
+        "same_sharding": restored.sharding == sharding,
+        "local": [np.asarray(s.data).tolist() for s in restored.addressable_shards],
+        "expected_local": [full[s.index].tolist() for s in restored.addressable_shards],
+    })
+    sys.exit(0)
 keras.utils.set_random_seed(0)  # Identical initial weights on both processes.
 if scenario != "train":
     model_dir = os.path.join(os.path.dirname(out_path), "model_dir")

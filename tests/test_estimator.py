@@ -40,8 +40,8 @@ def checkpoint_steps(estimator):
 
 
 def checkpoint_dir(estimator, step):
-    """The directory of the checkpoint of `step` in the estimator's model_dir."""
-    return os.path.join(estimator.model_dir, str(step))
+    """The prefix of the checkpoint of `step` in the estimator's model_dir."""
+    return os.path.join(estimator.model_dir, f"model.ckpt-{step}")
 
 
 @pytest.fixture
@@ -327,11 +327,10 @@ def test_evaluate_a_given_checkpoint(trained):
     assert trained.evaluate(input_fn_of(*linear_data()), checkpoint_path=first)["global_step"] == 0
 
 
-@pytest.mark.parametrize("form", ["step_directory", "tf_style"])
-def test_evaluate_takes_either_name_of_a_checkpoint(trained, form):
-    step = checkpoint_steps(trained)[0]
-    path = (checkpoint_dir(trained, step) if form == "step_directory"
-            else os.path.join(trained.model_dir, f"model.ckpt-{step}"))
+@pytest.mark.parametrize("form", ["prefix", "model_dir"])
+def test_evaluate_takes_a_prefix_or_a_model_dir(trained, form):
+    step = checkpoint_steps(trained)[0 if form == "prefix" else -1]
+    path = checkpoint_dir(trained, step) if form == "prefix" else trained.model_dir
     assert trained.evaluate(input_fn_of(*linear_data()), checkpoint_path=path)["global_step"] == step
 
 
@@ -343,7 +342,7 @@ def test_a_checkpoint_path_naming_no_checkpoint_is_a_clear_error(trained, method
         list(getattr(trained, method)(input_fn_of(*linear_data()), checkpoint_path=path))
     message = str(error.value)
     assert f"checkpoint_path={path!r}" in message
-    assert "`<model_dir>/<step>` or `<model_dir>/model.ckpt-<step>`" in message
+    assert "`<model_dir>/model.ckpt-<step>` (with its `.index` file)" in message
 
 
 def test_an_evaluation_job_follows_checkpoints_as_resnet_main_does(trained):

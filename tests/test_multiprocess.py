@@ -114,7 +114,7 @@ def estimator_run(tmp_path_factory):
 def test_tpu_estimator_trains_checkpoints_and_evaluates_across_processes(estimator_run):
     reports, directory = estimator_run
     assert reports[0]["kernel"] == reports[1]["kernel"]
-    assert [r["checkpoint"] for r in reports] == ["8", "8"]
+    assert [r["checkpoint"] for r in reports] == ["model.ckpt-8", "model.ckpt-8"]
     for report in reports:
         assert report["results"]["count"] == NUM_EXAMPLES
         assert report["results"]["global_step"] == 8
@@ -185,12 +185,42 @@ def test_a_restart_after_a_kill_resumes_from_the_last_complete_checkpoint(killed
     model_dir = directory / "model_dir"
     # A save killed half-way leaves its temporary directory (SIGKILL cannot be
     # caught): the restart must neither read nor trip over it.
-    (model_dir / "8.orbax-checkpoint-tmp-1").mkdir()
-    (model_dir / "8.orbax-checkpoint-tmp-1" / "state").mkdir()
+    (model_dir / "model.ckpt-8_temp").mkdir()
+    (model_dir / "model.ckpt-8_temp" / "part-00000-of-00002.index").write_bytes(b"")
     reports = _run(directory, "resume")
-    assert [r["start"] for r in reports] == ["4", "4"]
-    assert [r["end"] for r in reports] == ["12", "12"]
-    assert {"4", "8", "12"} <= set(reports[0]["model_dir"])
+    assert [r["start"] for r in reports] == ["model.ckpt-4", "model.ckpt-4"]
+    assert [r["end"] for r in reports] == ["model.ckpt-12", "model.ckpt-12"]
+    assert {f"model.ckpt-{step}.index" for step in (4, 8, 12)} <= set(reports[0]["model_dir"])
+    assert "model.ckpt-8_temp" not in reports[0]["model_dir"]
+
+
+@pytest.fixture(scope="module")
+def sharded_run(tmp_path_factory):
+    """Both processes' reports of saving and restoring an array split over them."""
+    directory = tmp_path_factory.mktemp("sharded")
+    return _run(directory, "sharded"), directory / "model_dir"
+
+
+def test_each_process_writes_its_slices_of_a_sharded_array_into_one_checkpoint(sharded_run):
+    import numpy as np
+    import tensorflow as tf
+
+    reports, model_dir = sharded_run
+    assert [r["latest"] for r in reports] == ["model.ckpt-3", "model.ckpt-3"]
+    # One data file per process, merged under one index (TensorFlow's sharded save).
+    assert sorted(n for n in os.listdir(model_dir) if ".data-" in n) == [
+        "model.ckpt-3.data-00000-of-00002", "model.ckpt-3.data-00001-of-00002"]
+    reader = tf.train.load_checkpoint(str(model_dir / "model.ckpt-3"))
+    np.testing.assert_array_equal(reader.get_tensor("w"),
+                                  np.arange(24, dtype="float32").reshape(8, 3))
+    assert reader.get_tensor("global_step") == 3
+
+
+def test_each_process_restores_its_own_slices_of_a_sharded_array(sharded_run):
+    reports, _ = sharded_run
+    for report in reports:
+        assert report["same_sharding"]
+        assert report["local"] == report["expected_local"]
 
 
 @pytest.mark.parametrize("name", [
