@@ -129,3 +129,21 @@ def short_training_batch(position, rows, batch_size):
         "dropped). Batch with drop_remainder=True (dataset.batch(batch_size, "
         "drop_remainder=True)), or repeat the dataset before batching it."
     )
+
+
+def one_batch_trained_longer(examples, batch_size, full, steps):
+    """The error for arrays of at most one batch trained for more steps.
+
+    TensorFlow 1 ran an `input_fn`'s tensors at every step; arrays are the
+    whole input here, read once. Arrays of one batch most likely meant a
+    batch per step: which, the library cannot tell.
+    """
+    return ValueError(
+        f"The training input is arrays of {examples} examples: it holds {full} "
+        f"batch{'' if full == 1 else 'es'} of {batch_size}, and training asks for {steps} "
+        "steps (`steps`/`max_steps` of train, `steps_per_epoch` of fit). Arrays (numpy, "
+        "or tensors that never change) are the whole input, read once, not one batch a "
+        "step. For a batch at every step, return a tf.data.Dataset batched with "
+        "params['batch_size'] (`.repeat()` it to read it again), or the tensors of an "
+        "iterator (`tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()`)."
+    )

@@ -29,9 +29,8 @@ import jax
 import numpy as np
 
 from keras_tpu_estimator import input_checks
+from keras_tpu_estimator import input_fn_result
 from keras_tpu_estimator import tf_data
-from keras_tpu_estimator.model_fn import call_input_fn
-from keras_tpu_estimator.model_fn import check_input_fn_result
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
 
@@ -112,7 +111,7 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
     if callable(x) and not is_dataset(x):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
-        x = check_input_fn_result(call_input_fn(x, params=params, mode=mode, config=config))
+        x = input_fn_result.read(x, params=params, mode=mode, config=config)
     if is_dataset(x) or (
         not isinstance(x, (tuple, list, dict, np.ndarray))
         and hasattr(x, "__iter__")
@@ -209,6 +208,9 @@ class ArraySource:
                 devices (only with `remainder="drop"`).
         """
         full, rest = divmod(self.num_examples, batch_size)
+        if remainder == DROP and max_steps is not None and max_steps > full \
+                and self.num_examples <= batch_size:
+            raise input_checks.one_batch_trained_longer(self.num_examples, batch_size, full, max_steps)
         if max_steps is not None and max_steps < full:
             full, rest = max_steps, 0
         order = (rng or np.random.default_rng()).permutation(self.num_examples) if shuffle else None
@@ -254,29 +256,46 @@ class BatchSource:
         self._rest = None  # The part of a run a resumed read starts with.
 
     def sample(self, batch_size=None):
-        """The first batch of `(features, labels)`, to build the model from.
+        """A batch of `(features, labels)` to build the model from.
 
-        A dataset is read anew for it; another iterable keeps the batch for
-        the next `chunks`.
+        Nothing is read that the next `chunks` would not read: the input is
+        iterated once, as TensorFlow iterates it (a second reading of a
+        dataset would find a `.cache()` half filled, or repeat what a
+        generator does). A dataset with static shapes but for the batch
+        dimension gives the shapes and dtypes of its `element_spec`
+        (`jax.ShapeDtypeStruct`s of `batch_size` rows when its batch
+        dimension is unknown); any other input gives its first batch, kept
+        for the next `chunks`.
+
+        Args:
+            batch_size: the global batch size, or None.
+
+        Raises:
+            ValueError: for an empty input.
         """
-        del batch_size
-        if is_dataset(self.batches):
-            element = next(iter(self.batches.take(1).as_numpy_iterator()), None)
-        else:
-            iterator = self._iterator or iter(self.batches)
-            element = next(iterator, None)
-            if element is not None:
-                self._iterator = itertools.chain([element], iterator)
+        if is_dataset(self.batches) and self._iterator is None:
+            rows = batch_size // jax.process_count() if batch_size else None
+            spec = tf_data.sample_spec(self.batches, rows)
+            if spec is not None:
+                return split_batch(spec)
+        iterator = self._iterator or self._new_iterator()
+        element = next(iterator, None)
         if element is None:
             raise ValueError("The input is empty.")
+        self._iterator = itertools.chain([element], iterator)
         batch = jax.tree.map(np.asarray, split_batch(element))
         input_checks.batch_rows(batch, 0)
         return batch
 
     @property
     def runs_ahead(self):
-        """Whether tf.data reads and stacks the batches ahead, on its threads."""
-        return is_dataset(self.batches) and tf_data.stackable(self.batches)
+        """Whether tf.data reads and stacks the batches ahead, on its threads.
+
+        Not while a batch read by `sample` waits: the reading that began
+        there goes on.
+        """
+        return (is_dataset(self.batches) and self._iterator is None
+                and tf_data.stackable(self.batches))
 
     def _new_runs(self, stack):
         """Runs `(data, rows)`: `data` holds batches of `rows` rows stacked on

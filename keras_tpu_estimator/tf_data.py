@@ -69,6 +69,35 @@ def stackable(dataset):
     )
 
 
+def sample_spec(dataset, rows=None):
+    """The shapes and dtypes of a batch, from the dataset's `element_spec`.
+
+    Reads nothing. Known when the dataset is `stackable`, of numbers or
+    booleans, and its batch dimension is static or `rows` gives it.
+
+    Args:
+        dataset: a `tf.data.Dataset` of batches.
+        rows: the rows of a batch whose batch dimension is not static.
+
+    Returns:
+        The element's structure with a `jax.ShapeDtypeStruct` for each
+        tensor, or None when the spec does not tell.
+    """
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(dataset.element_spec)
+    if not stackable(dataset) or not all(s.dtype.is_numeric or s.dtype.is_bool for s in specs):
+        return None
+    if rows is None and any(s.shape[0] is None for s in specs):
+        return None
+
+    def struct(spec):
+        batch = spec.shape[0] if spec.shape[0] is not None else rows
+        return jax.ShapeDtypeStruct((batch, *spec.shape[1:].as_list()), spec.dtype.as_numpy_dtype)
+
+    return tf.nest.map_structure(struct, dataset.element_spec)
+
+
 def batch_bytes(dataset, rows=None):
     """The bytes of one batch of `rows` rows (default: the static batch size)."""
     import tensorflow as tf
