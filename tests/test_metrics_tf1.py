@@ -8,8 +8,6 @@ empty batch in the middle, and weights with zeros; a second input weighs
 every example 0, a third has no weights.
 """
 
-import functools
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -43,6 +41,18 @@ def _classes64(rng, n):
 
 def _tied_logits(rng, n):
     return np.maximum(rng.integers(-2, 2, size=(n, NUM_CLASSES)), 0).astype("float32")  # ReLU ties.
+
+
+def _top_ids(rng, n):
+    return np.argsort(-_tied_logits(rng, n), axis=-1, kind="stable")[:, :2].astype("int64")
+
+
+def _fixed_tensor(rng, n):
+    return rng.integers(-3, 4, size=(2, 3)).astype("float32")  # One shape for every batch.
+
+
+def _fixed_weights(rng, n):
+    return rng.choice(np.array([0.0, 0.5, 2.0], "float32"), size=(2, 1))
 
 
 def _floats(rng, n):
@@ -95,6 +105,22 @@ CASES = [
     ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 1}),
     ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2}),
     ("recall_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2, "class_id": 1}),
+    ("precision_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 1}),
+    ("precision_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2}),
+    ("precision_at_k", {"labels": _classes64, "predictions": _tied_logits},
+     {"k": 2, "class_id": 0}),
+    ("sparse_precision_at_k", {"labels": _classes64, "predictions": _tied_logits}, {"k": 2}),
+    ("recall_at_top_k", {"labels": _classes64, "predictions_idx": _top_ids}, {}),
+    ("recall_at_top_k", {"labels": _classes64, "predictions_idx": _top_ids},
+     {"k": 1, "class_id": 2}),
+    ("precision_at_top_k", {"labels": _classes64, "predictions_idx": _top_ids}, {}),
+    ("precision_at_top_k", {"labels": _classes64, "predictions_idx": _top_ids},
+     {"k": 2, "class_id": 0}),
+    *[(f"{count}_at_thresholds", {"labels": _binary, "predictions": _probabilities},
+       {"thresholds": [0.0, 0.3, 0.5, 1.0]})
+      for count in ("true_positives", "false_positives", "true_negatives", "false_negatives")],
+    # TF1's mean_tensor takes one static shape: every batch has it, none is empty.
+    ("mean_tensor", {"values": _fixed_tensor, "weights": _fixed_weights}, {}),
 ]
 
 
@@ -102,20 +128,23 @@ def _weights_mixed(rng, n):
     return rng.choice(np.array([0.0, 0.5, 1.0, 2.0], "float32"), size=n)
 
 
-def _weights_zero(rng, n):
-    return np.zeros(n, "float32")
-
-
-WEIGHTS = {"mixed_weights": _weights_mixed, "zero_weights": _weights_zero, "no_weights": None}
+WEIGHTS = ["mixed_weights", "zero_weights", "no_weights"]
 
 
 def _batches(arguments, weights, seed):
+    """The batches of a case, weighted as `weights` (one of WEIGHTS) says.
+
+    A case's own `weights` generator replaces `_weights_mixed`.
+    """
+    arguments = dict(arguments)
+    make_weights = arguments.pop("weights", _weights_mixed)
     rng = np.random.default_rng(seed)
     batches = []
     for n in BATCH_SIZES:
         batch = {name: make(rng, n) for name, make in arguments.items()}
-        if weights is not None:
-            batch["weights"] = weights(rng, n)
+        if weights != "no_weights":
+            w = make_weights(rng, n)
+            batch["weights"] = np.zeros_like(w) if weights == "zero_weights" else w
         batches.append(batch)
     return batches
 
@@ -124,8 +153,12 @@ def tensorflow_value(name, batches, kwargs):
     """TF1's value after streaming `batches` through `tf.compat.v1.metrics.<name>`."""
     graph = tf.compat.v1.Graph()
     with graph.as_default():
+        # A static batch dimension where every batch has the same (mean_tensor needs it).
         placeholders = {
-            key: tf.compat.v1.placeholder(tf.as_dtype(value.dtype), (None,) + value.shape[1:])
+            key: tf.compat.v1.placeholder(
+                tf.as_dtype(value.dtype),
+                value.shape if len({b[key].shape for b in batches}) == 1
+                else (None,) + value.shape[1:])
             for key, value in batches[0].items()
         }
         value, update_op = getattr(tf.compat.v1.metrics, name)(**placeholders, **kwargs)
@@ -156,11 +189,11 @@ def _id(case):
     return "-".join([name] + [f"{k}={v}" for k, v in kwargs.items()])
 
 
-@pytest.mark.parametrize("weights", list(WEIGHTS), ids=list(WEIGHTS))
+@pytest.mark.parametrize("weights", WEIGHTS)
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_each_metric_streams_tensorflows_value(case, weights):
     name, arguments, kwargs = case
-    batches = _batches(arguments, WEIGHTS[weights], seed=len(_id(case)))
+    batches = _batches(arguments, weights, seed=len(_id(case)))
     expected = tensorflow_value(name, batches, kwargs)
     np.testing.assert_allclose(
         library_value(name, batches, kwargs), expected, rtol=1e-5, atol=1e-6, equal_nan=True
@@ -170,7 +203,7 @@ def test_each_metric_streams_tensorflows_value(case, weights):
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_each_metric_unpacks_as_tensorflows_value_and_update_op(case):
     name, arguments, kwargs = case
-    batch = _batches(arguments, _weights_mixed, seed=0)[0]
+    batch = _batches(arguments, "mixed_weights", seed=0)[0]
     expected = tensorflow_value(name, [batch], kwargs)
     value, update_op = getattr(tf1.metrics, name)(**batch, **kwargs)
     assert tuple(value.shape) == tuple(update_op.shape) == np.shape(expected)

@@ -64,7 +64,6 @@ refused with an error saying what to write instead),
 
 from keras_tpu_estimator.metrics.classification import mean_iou
 from keras_tpu_estimator.metrics.classification import mean_per_class_accuracy
-from keras_tpu_estimator.metrics.classification import recall_at_k
 from keras_tpu_estimator.metrics.confusion import false_negatives
 from keras_tpu_estimator.metrics.confusion import false_positives
 from keras_tpu_estimator.metrics.confusion import precision
@@ -78,11 +77,21 @@ from keras_tpu_estimator.metrics.errors import mean_squared_error
 from keras_tpu_estimator.metrics.errors import root_mean_squared_error
 from keras_tpu_estimator.metrics.means import accuracy
 from keras_tpu_estimator.metrics.means import mean
+from keras_tpu_estimator.metrics.means import mean_tensor
 from keras_tpu_estimator.metrics.means import percentage_below
 from keras_tpu_estimator.metrics.pairs import MetricPair
 from keras_tpu_estimator.metrics.thresholds import auc
 from keras_tpu_estimator.metrics.thresholds import precision_at_thresholds
+from keras_tpu_estimator.metrics.thresholds import false_negatives_at_thresholds
+from keras_tpu_estimator.metrics.thresholds import false_positives_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import recall_at_thresholds
+from keras_tpu_estimator.metrics.thresholds import true_negatives_at_thresholds
+from keras_tpu_estimator.metrics.thresholds import true_positives_at_thresholds
+from keras_tpu_estimator.metrics.topk import precision_at_k
+from keras_tpu_estimator.metrics.topk import precision_at_top_k
+from keras_tpu_estimator.metrics.topk import recall_at_k
+from keras_tpu_estimator.metrics.topk import recall_at_top_k
+from keras_tpu_estimator.metrics.topk import sparse_precision_at_k
 from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.metrics.update import keras_metric
 
@@ -92,7 +101,9 @@ __all__ = [
     "accuracy",
     "auc",
     "false_negatives",
+    "false_negatives_at_thresholds",
     "false_positives",
+    "false_positives_at_thresholds",
     "keras_metric",
     "mean",
     "mean_absolute_error",
@@ -101,13 +112,20 @@ __all__ = [
     "mean_per_class_accuracy",
     "mean_relative_error",
     "mean_squared_error",
+    "mean_tensor",
     "percentage_below",
     "precision",
+    "precision_at_k",
     "precision_at_thresholds",
+    "precision_at_top_k",
     "recall",
     "recall_at_k",
     "recall_at_thresholds",
+    "recall_at_top_k",
     "root_mean_squared_error",
+    "sparse_precision_at_k",
     "true_negatives",
+    "true_negatives_at_thresholds",
     "true_positives",
+    "true_positives_at_thresholds",
 ]

@@ -112,10 +112,7 @@ def depends_on_metrics(metric_fn, tensors, key, pairs):
         return ops.convert_to_tensor(value)
 
     results = [jax.ShapeDtypeStruct(tuple(pair[0].shape), "float32") for pair in pairs]
-    try:
-        closed = jax.make_jaxpr(value_of)(results, [abstract[i] for i in where])
-    except Exception:  # noqa: BLE001 -- a value that cannot be traced is no metric's value.
-        return False
+    closed = jax.make_jaxpr(value_of)(results, [abstract[i] for i in where])
     jaxpr = closed.jaxpr
     reached = set(jaxpr.invars[: len(jax.tree.leaves(results))])
     for eqn in jaxpr.eqns:

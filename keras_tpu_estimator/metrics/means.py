@@ -1,4 +1,4 @@
-"""Means of elements: `accuracy`, `mean`, `percentage_below` (and `mean_of`)."""
+"""Means of elements: `accuracy`, `mean`, `percentage_below` (and `mean_of`), `mean_tensor`."""
 
 import functools
 
@@ -94,3 +94,51 @@ def percentage_below(values, threshold, weights=None, metrics_collections=None,
     values = to_tensor(fn_name, "values", values)
     return mean_of(fn_name, ops.less(values, threshold), weights)
 
+
+
+class _MeanTensor(keras.metrics.Metric):
+    """TF1's `mean_tensor`: the element-wise weighted mean of same-shaped tensors."""
+
+    def __init__(self, shape, name="mean_tensor", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.shape = tuple(shape)
+        self.total = self.add_variable(shape=self.shape, initializer="zeros", dtype=FLOAT,
+                                       name="total")
+        self.count = self.add_variable(shape=self.shape, initializer="zeros", dtype=FLOAT,
+                                       name="count")
+
+    def update_state(self, values, sample_weight=None):
+        weights = ops.ones_like(values) if sample_weight is None else sample_weight
+        self.total.assign_add(values * weights)
+        self.count.assign_add(weights)
+
+    def result(self):
+        return ops.divide_no_nan(self.total, ops.maximum(self.count, 0.0))
+
+    def get_config(self):
+        return {**super().get_config(), "shape": self.shape}
+
+
+def mean_tensor(values, weights=None, metrics_collections=None, updates_collections=None,
+                name=None):
+    """The element-wise (weighted) mean of `values` over the batches.
+
+    As TF1, every batch's `values` must have the same shape (the value's);
+    an element whose weights sum to 0 is 0.
+
+    Args:
+        values: a tensor of a static shape.
+        weights: optional; broadcastable to `values`.
+        metrics_collections, updates_collections, name: ignored.
+
+    Returns:
+        A `MetricPair`; the value has the shape of `values`.
+    """
+    fn_name = "mean_tensor"
+    values = to_tensor(fn_name, "values", values, FLOAT)
+    shape = tuple(values.shape)
+    sample_weight = flat_weights(fn_name, weights, values)
+    if sample_weight is not None:
+        sample_weight = ops.reshape(sample_weight, shape)
+    factory = functools.partial(_MeanTensor, shape, name=fn_name)
+    return weighted_pair(factory, values, sample_weight=sample_weight, result_shape=shape)

@@ -103,6 +103,45 @@ def recall_at_thresholds(labels, predictions, thresholds, weights=None,
                           labels, predictions, thresholds, weights)
 
 
+def true_positives_at_thresholds(labels, predictions, thresholds, weights=None,
+                                 metrics_collections=None, updates_collections=None, name=None):
+    """Weighted count of positives with `predictions > t`, for every `t`: a vector.
+
+    Args:
+        labels: ground truth, cast to bool.
+        predictions: floats in [0, 1], the shape of `labels`.
+        thresholds: a list of floats in [0, 1].
+        weights: optional; broadcastable to `labels`.
+        metrics_collections, updates_collections, name: ignored.
+
+    Returns:
+        A `MetricPair`; the value has shape `[len(thresholds)]`.
+    """
+    return _at_thresholds("true_positives_at_thresholds", keras.metrics.TruePositives,
+                          labels, predictions, thresholds, weights)
+
+
+def false_positives_at_thresholds(labels, predictions, thresholds, weights=None,
+                                  metrics_collections=None, updates_collections=None, name=None):
+    """Weighted count of negatives with `predictions > t`; see `true_positives_at_thresholds`."""
+    return _at_thresholds("false_positives_at_thresholds", keras.metrics.FalsePositives,
+                          labels, predictions, thresholds, weights)
+
+
+def true_negatives_at_thresholds(labels, predictions, thresholds, weights=None,
+                                 metrics_collections=None, updates_collections=None, name=None):
+    """Weighted count of negatives with `predictions <= t`; see `true_positives_at_thresholds`."""
+    return _at_thresholds("true_negatives_at_thresholds", keras.metrics.TrueNegatives,
+                          labels, predictions, thresholds, weights)
+
+
+def false_negatives_at_thresholds(labels, predictions, thresholds, weights=None,
+                                  metrics_collections=None, updates_collections=None, name=None):
+    """Weighted count of positives with `predictions <= t`; see `true_positives_at_thresholds`."""
+    return _at_thresholds("false_negatives_at_thresholds", keras.metrics.FalseNegatives,
+                          labels, predictions, thresholds, weights)
+
+
 _SUMMATION_METHODS = {
     "trapezoidal": "interpolation",
     "careful_interpolation": "interpolation",
