@@ -300,6 +300,74 @@ def test_gradients_of_a_non_trainable_variable_is_an_error():
         _fit(model_fn, steps=1)
 
 
+def _scoped_model_fn_minimizing(var_list):
+    """A DCGAN-style model_fn: `minimize` over a scope's GLOBAL_VARIABLES (a frozen one included)."""
+
+    def model_fn(features, labels, mode, params):
+        with tf1.variable_scope("net"):
+            loss = _linear_loss(features, labels)
+            tf1.get_variable("moving_mean", shape=(), initializer=tf1.ones_initializer(),
+                             trainable=False)
+        variables = var_list()
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, var_list=variables)
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def test_minimize_skips_the_non_trainable_variables_of_var_list():
+    model = _fit(_scoped_model_fn_minimizing(
+        lambda: tf1.get_collection(tf1.GraphKeys.GLOBAL_VARIABLES, scope="net")), steps=1)
+    values = _values(model)
+    np.testing.assert_allclose(values["net/w"], -0.1 * _numpy_grad(np.zeros((3, 1))), rtol=1e-5)
+    assert values["net/moving_mean"] == 1.0
+
+
+def test_compute_gradients_gives_a_non_trainable_variable_none():
+    pairs = {}
+
+    def model_fn(features, labels, mode, params):
+        loss = _linear_loss(features, labels)
+        frozen = tf1.get_variable("frozen", shape=(), trainable=False)
+        grads_and_vars = tf1.train.AdamOptimizer().compute_gradients(
+            loss, var_list=tf1.global_variables())
+        pairs.update((v.name.split(":")[0], g) for g, v in grads_and_vars)
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=tf1.group(
+            [frozen.assign(frozen + 1.0)]))
+
+    _fit(model_fn, steps=1)
+    assert pairs["frozen"] is None and pairs["w"] is not None
+
+
+def test_minimize_of_only_non_trainable_variables_has_no_gradients():
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        _fit(_scoped_model_fn_minimizing(
+            lambda: [v for v in tf1.global_variables() if "moving_mean" in v.name]), steps=1)
+
+
+@pytest.mark.parametrize("mode", ["eval", "infer"])
+def test_minimize_built_in_eval_and_predict_is_ignored(mode):
+    def model_fn(features, labels, mode, params):
+        w = tf1.get_variable("w", shape=(3, 1), initializer=tf1.ones_initializer())
+        pred = tf1.matmul(features["x"], w)
+        loss = tf1.reduce_mean(tf1.square(pred - (0.0 if labels is None else labels)))
+        # As cifar_keras: the train op built in every mode.
+        train_op = tf1.train.AdamOptimizer().minimize(
+            loss, global_step=tf1.train.get_or_create_global_step())
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    predictions={"pred": pred})
+
+    x, y = _data()
+    model = kte.EstimatorModel(model_fn, eval_batch_size=32, predict_batch_size=32)
+    model.compile()
+    if mode == "eval":
+        model.evaluate(({"x": x}, y), verbose=0)
+    else:
+        outputs = model.predict({"x": x}, verbose=0)
+        np.testing.assert_allclose(np.asarray(outputs["pred"]), x @ np.ones((3, 1)), rtol=1e-5)
+    assert sorted(model.store.variables_by_name()) == ["w"]
+
+
 def test_a_train_op_of_another_kind_is_an_error():
     def model_fn(features, labels, mode, params):
         return kte.TPUEstimatorSpec(mode, loss=_linear_loss(features, labels), train_op="sgd")

@@ -13,6 +13,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._global_step import is_step_global_step
 from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import resolve_value
@@ -24,7 +25,16 @@ from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
 from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.compat.v1.training_ops import assign_add
 from keras_tpu_estimator.compat.v1.training_ops import gradients
+from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.train_ops import TrainOp
+
+
+def _training():
+    """Whether the `model_fn` call in progress (if any) is a TRAIN call."""
+    try:
+        return store_lib.current_mode() == ModeKeys.TRAIN
+    except RuntimeError:  # Outside model_fn: as in TRAIN.
+        return True
 
 
 class Optimizer:
@@ -106,6 +116,11 @@ class Optimizer:
                           grad_loss=None):
         """Returns `[(gradient, variable), ...]` of `loss` for `var_list`.
 
+        As in TF1, a variable of `var_list` that is not trainable (a batch
+        normalization moving mean in `get_collection(GLOBAL_VARIABLES,
+        scope=...)`) gets no gradient: its pair is `(None, variable)`, and
+        `apply_gradients` skips it.
+
         Args:
             loss: the scalar loss (or a callable returning it).
             var_list: the variables; defaults to `trainable_variables()`.
@@ -130,7 +145,11 @@ class Optimizer:
                 "No variables to optimize: model_fn created no trainable variable "
                 "before compute_gradients, and `var_list` is empty."
             )
-        return list(zip(gradients(loss, var_list), var_list))
+        trained = [v for v in var_list if keras_variable(v).trainable]
+        if not trained:
+            return [(None, v) for v in var_list]
+        found = dict(zip(map(id, trained), gradients(loss, trained)))
+        return [(found.get(id(v)), v) for v in var_list]
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies `(gradient, variable)` pairs: each variable is assigned its new value.
@@ -144,6 +163,9 @@ class Optimizer:
                 in TensorFlow: `tf.reshape(global_step, [1])` after
                 `minimize` gives 0 in the first step.
             name: the returned operation's name.
+
+        In EVAL and PREDICT (a `model_fn` that builds its train op in every
+        mode, as TF1 allowed), nothing is created or assigned.
 
         Returns:
             A `TrainOp`, the spec's `train_op`.
@@ -160,6 +182,9 @@ class Optimizer:
                 "No gradients provided for any variable: "
                 f"{[v.name for _, v in pairs]}."
             )
+        if not _training():
+            # A TF1 graph built the update in every mode and ran it in TRAIN only.
+            return TrainOp(name or self._name)
         self._create_slots(with_grads)
         self._prepare()
         updates = [self._apply_dense(g, v) for g, v in pairs if g is not None]
