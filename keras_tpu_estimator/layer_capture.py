@@ -140,7 +140,7 @@ class LayerCapture:
         key = f"{scope}/{base}#{index}"
         where = (f"the {_ordinal(index + 1)} `{cls.__name__}`"
                  + (f" named {base!r}" if base == name else "")
-                 + f" created in scope {scope!r}")
+                 + f" in scope {scope!r}")
         store = self.context.store
         entry = store.layer_order.entries.get(key)
         if entry is None:
