@@ -11,7 +11,7 @@ path = export_checkpoint(model, checkpoints, "exports", receiver_fn, use_tpu=Tru
 ```
 """
 
-from keras_tpu_estimator.checkpoint import checkpoint_step
+from keras_tpu_estimator.checkpoint import checkpoint_prefix
 from keras_tpu_estimator.export.saved_model import export_saved_model
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -143,8 +143,9 @@ def export_checkpoint(
         export_dir_base: the directory the `<timestamp>` export goes in.
         serving_input_receiver_fn: a function of no arguments returning a
             `ServingInputReceiver` or `TensorServingInputReceiver`.
-        checkpoint_path: the checkpoint to export, in either form
-            `checkpoint_step` takes; default the latest.
+        checkpoint_path: the checkpoint to export: a prefix
+            (`model.ckpt-1000`, `model.ckpt-best`) or a model_dir, as
+            `checkpoint_prefix` takes; default the latest.
         assets_extra: a dict of destination path (under `assets.extra/`)
             to source file.
         as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
@@ -179,13 +180,11 @@ def export_checkpoint(
         raise ValueError(
             f"Couldn't find trained model at {checkpoints.directory.directory}."
         )
-    # Fails now on a path that is no checkpoint.
-    _, step = checkpoint_step(checkpoint_path)
+    prefix = checkpoint_prefix(checkpoint_path)  # Fails now on a path that is no checkpoint.
 
     def restore():
         checkpoints.forget(model)  # The PREDICT build may add variables.
-        checkpoints.load(model, checkpoint_path)
-        return step
+        return checkpoints.load(model, prefix)
 
     return export_saved_model(
         model,
