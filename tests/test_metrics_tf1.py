@@ -119,6 +119,14 @@ CASES = [
     *[(f"{count}_at_thresholds", {"labels": _binary, "predictions": _probabilities},
        {"thresholds": [0.0, 0.3, 0.5, 1.0]})
       for count in ("true_positives", "false_positives", "true_negatives", "false_negatives")],
+    ("sensitivity_at_specificity", {"labels": _binary, "predictions": _probabilities},
+     {"specificity": 0.5}),
+    ("sensitivity_at_specificity", {"labels": _binary, "predictions": _probabilities},
+     {"specificity": 0.8, "num_thresholds": 11}),
+    ("specificity_at_sensitivity", {"labels": _binary, "predictions": _probabilities},
+     {"sensitivity": 0.5}),
+    ("specificity_at_sensitivity", {"labels": _binary, "predictions": _probabilities},
+     {"sensitivity": 0.3, "num_thresholds": 11}),
     # TF1's mean_tensor takes one static shape: every batch has it, none is empty.
     ("mean_tensor", {"values": _fixed_tensor, "weights": _fixed_weights}, {}),
 ]

@@ -79,6 +79,8 @@ from keras_tpu_estimator.metrics.means import accuracy
 from keras_tpu_estimator.metrics.means import mean
 from keras_tpu_estimator.metrics.means import mean_tensor
 from keras_tpu_estimator.metrics.means import percentage_below
+from keras_tpu_estimator.metrics.operating_point import sensitivity_at_specificity
+from keras_tpu_estimator.metrics.operating_point import specificity_at_sensitivity
 from keras_tpu_estimator.metrics.pairs import MetricPair
 from keras_tpu_estimator.metrics.thresholds import auc
 from keras_tpu_estimator.metrics.thresholds import precision_at_thresholds
@@ -123,7 +125,9 @@ __all__ = [
     "recall_at_thresholds",
     "recall_at_top_k",
     "root_mean_squared_error",
+    "sensitivity_at_specificity",
     "sparse_precision_at_k",
+    "specificity_at_sensitivity",
     "true_negatives",
     "true_negatives_at_thresholds",
     "true_positives",

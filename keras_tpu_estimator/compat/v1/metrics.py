@@ -44,7 +44,9 @@ from keras_tpu_estimator.metrics import recall_at_k  # noqa: F401
 from keras_tpu_estimator.metrics import recall_at_thresholds  # noqa: F401
 from keras_tpu_estimator.metrics import recall_at_top_k  # noqa: F401
 from keras_tpu_estimator.metrics import root_mean_squared_error  # noqa: F401
+from keras_tpu_estimator.metrics import sensitivity_at_specificity  # noqa: F401
 from keras_tpu_estimator.metrics import sparse_precision_at_k  # noqa: F401
+from keras_tpu_estimator.metrics import specificity_at_sensitivity  # noqa: F401
 from keras_tpu_estimator.metrics import true_negatives  # noqa: F401
 from keras_tpu_estimator.metrics import true_negatives_at_thresholds  # noqa: F401
 from keras_tpu_estimator.metrics import true_positives  # noqa: F401
