@@ -85,13 +85,11 @@ class GraphInput:
             result = check_input_fn_result(call())
             if not isinstance(result, (tuple, list)):
                 result = (result, None)
-            self._structure = tuple(result)
+            self._structure = tf.nest.map_structure(
+                lambda t: t if t is None or isinstance(t, tf.Tensor) else tf.constant(t),
+                tuple(result),
+            )
             self._fetches = [t for t in tf.nest.flatten(self._structure) if t is not None]
-            if not all(isinstance(t, tf.Tensor) for t in self._fetches):
-                raise TypeError(
-                    "input_fn returned tensors and other values together: return "
-                    "tensors only, or a tf.data.Dataset."
-                )
             ops = _ops_behind(self._fetches)
             self.changing = any(
                 op.op_def.is_stateful and op.type not in _STEADY_OPS for op in ops
@@ -132,10 +130,6 @@ class GraphInput:
             yield tf.nest.map_structure(
                 lambda t: None if t is None else next(values), self._structure
             )
-
-    def values(self):
-        """One run's `(features, labels)`: the arrays of unchanging tensors."""
-        return next(iter(self))
 
     def close(self):
         self._session.close()

@@ -126,8 +126,14 @@ def initializable(dataset):
     return iterator.get_next()
 
 
+def initializable_never_initialized(dataset):
+    # TensorFlow 1 failed here ("not initialized"); the initializer is run.
+    return tf1.data.make_initializable_iterator(dataset).get_next()
+
+
 ITERATORS = {"one_shot": one_shot, "one_shot_method": one_shot_method,
-             "initializable": initializable}
+             "initializable": initializable,
+             "initializable, never initialized": initializable_never_initialized}
 
 
 @pytest.mark.parametrize("get_next", ITERATORS.values(), ids=ITERATORS.keys())
@@ -193,6 +199,18 @@ def test_prediction_ends_with_the_iterator(tmp_path):
 
     batches = list(model.predict(input_fn, yield_single_examples=False))
     assert [list(b["i"]) for b in batches] == [list(range(B))]
+
+
+def test_an_iterator_fed_by_a_hook_is_refused_with_advice(tmp_path):
+    # Initialized by a hook's `sess.run(iterator.initializer, feed_dict=...)`:
+    # there is no session for a hook to feed.
+    def input_fn(params):
+        rows = tf1.placeholder(tf.int32, [None])
+        dataset = tf.data.Dataset.from_tensor_slices({"i": rows}).batch(params["batch_size"])
+        return tf1.data.make_initializable_iterator(dataset).get_next(), None
+
+    with pytest.raises(ValueError, match=r"(?s)not initialized.*Return a tf\.data\.Dataset"):
+        estimator(tmp_path).train(input_fn, max_steps=2)
 
 
 # -- Arrays: a whole input, refused where they look like one batch a step. ----
