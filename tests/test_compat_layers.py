@@ -91,6 +91,24 @@ def two_layer_norms():
     tf1.contrib.layers.layer_norm(SX)
 
 
+class TpuBatchNormalization(tf1.layers.BatchNormalization):
+    """EfficientNet's subclass: named after its own class."""
+
+
+def class_named_twice():
+    x = tf1.layers.BatchNormalization(name="tpu_batch_normalization", center=False)(SX)
+    x = tf1.layers.BatchNormalization(name="tpu_batch_normalization", center=False)(x)
+    tf1.layers.Dense(1, name="tpu_batch_normalization", use_bias=False)(x)
+
+
+def subclass_layers():
+    TpuBatchNormalization(center=False, scale=False)(TpuBatchNormalization(center=False)(SX))
+
+
+def keras_layer_then_tf1_layer():
+    tf1.layers.dense(keras.layers.Dense(2, use_bias=False)(SX), 1, use_bias=False)
+
+
 @pytest.mark.parametrize(
     "program, expected",
     [
@@ -110,6 +128,19 @@ def two_layer_norms():
         (scope_name_then_layer, ["dense/w:0", "dense_1/kernel:0"]),
         (two_layer_norms, ["LayerNorm/beta:0", "LayerNorm/gamma:0", "LayerNorm_1/beta:0",
                            "LayerNorm_1/gamma:0"]),
+        # As TF 2.15's tf.compat.v1.layers name them in a graph.
+        (class_named_twice, [
+            "tpu_batch_normalization/gamma:0", "tpu_batch_normalization/moving_mean:0",
+            "tpu_batch_normalization/moving_variance:0", "tpu_batch_normalization_1/gamma:0",
+            "tpu_batch_normalization_1/moving_mean:0",
+            "tpu_batch_normalization_1/moving_variance:0", "tpu_batch_normalization_2/kernel:0"]),
+        (subclass_layers, [
+            "tpu_batch_normalization/gamma:0", "tpu_batch_normalization/moving_mean:0",
+            "tpu_batch_normalization/moving_variance:0",
+            "tpu_batch_normalization_1/moving_mean:0",
+            "tpu_batch_normalization_1/moving_variance:0"]),
+        # TF1 gave the tf.layers one `dense/kernel_1`, in the Keras layer's scope.
+        (keras_layer_then_tf1_layer, ["dense/kernel:0", "dense_1/kernel:0"]),
     ],
     ids=lambda p: p.__name__ if callable(p) else None,
 )
@@ -193,6 +224,26 @@ def test_reuse_true_needs_a_variable_created_in_this_call():
 
     with pytest.raises(ValueError, match="Variable s/w does not exist"):
         run(program)
+
+
+@pytest.mark.parametrize("as_list, as_tuple", [
+    (lambda x: tf1.layers.max_pooling2d(x, [3, 3], strides=2),
+     lambda x: tf1.layers.max_pooling2d(x, (3, 3), strides=2)),
+    (lambda x: tf1.layers.average_pooling2d(x, [3, 2], strides=[2, 1], padding="same"),
+     lambda x: tf1.layers.average_pooling2d(x, (3, 2), strides=(2, 1), padding="same")),
+    (lambda x: tf1.layers.max_pooling1d(x[:, 0], [2], strides=[2]),
+     lambda x: tf1.layers.max_pooling1d(x[:, 0], (2,), strides=(2,))),
+    (lambda x: tf1.layers.conv2d(x, 2, [3, 3], strides=[2, 2], dilation_rate=[1, 1], name="c"),
+     lambda x: tf1.layers.conv2d(x, 2, (3, 3), strides=(2, 2), dilation_rate=(1, 1), name="c")),
+])
+def test_lists_where_tf1_takes_a_list(as_list, as_tuple):
+    # SqueezeNet: `tf.layers.max_pooling2d(net, [3, 3], strides=2)`.
+    store = store_lib.VariableStore()
+    for images in (SIMAGES, IMAGES):
+        listed = run(lambda: as_list(images), store=store)
+        assert tuple(listed.shape) == tuple(run(lambda: as_tuple(images), store=store).shape)
+    np.testing.assert_allclose(run(lambda: as_list(IMAGES), store=store),
+                               run(lambda: as_tuple(IMAGES), store=store))
 
 
 def test_layer_named_twice_without_reuse_is_an_error():
