@@ -203,7 +203,7 @@ def test_assets_extra_as_text_and_an_older_checkpoint(trained, tmp_path):
     vocabulary = tmp_path / "vocab.txt"
     vocabulary.write_text("a\nb\n")
     checkpoint = sorted(
-        (p for p in _checkpoints(estimator)), key=lambda p: int(os.path.basename(p))
+        (p for p in _checkpoints(estimator)), key=lambda p: int(p.split("-")[-1])
     )[0]
     path = estimator.export_saved_model(
         str(tmp_path / "exports"), raw_receiver_fn, assets_extra={"data/vocab.txt": str(vocabulary)},
@@ -213,13 +213,14 @@ def test_assets_extra_as_text_and_an_older_checkpoint(trained, tmp_path):
     assert os.path.isfile(os.path.join(path, b"saved_model.pbtxt"))
     assert not os.path.exists(os.path.join(path, b"saved_model.pb"))
     loaded = tf.saved_model.load(path)
-    assert loaded.global_step[0].numpy() == int(os.path.basename(checkpoint))
+    assert loaded.global_step[0].numpy() == int(checkpoint.split("-")[-1])
 
 
 def _checkpoints(estimator):
     latest = estimator.latest_checkpoint()
     directory = os.path.dirname(latest)
-    return [os.path.join(directory, n) for n in os.listdir(directory) if n.isdigit()]
+    return [os.path.join(directory, n[:-len(".index")]) for n in os.listdir(directory)
+            if n.endswith(".index")]
 
 
 @pytest.mark.parametrize(
