@@ -89,10 +89,12 @@ from keras_tpu_estimator.metrics.thresholds import false_positives_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import recall_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import true_negatives_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import true_positives_at_thresholds
+from keras_tpu_estimator.metrics.topk import average_precision_at_k
 from keras_tpu_estimator.metrics.topk import precision_at_k
 from keras_tpu_estimator.metrics.topk import precision_at_top_k
 from keras_tpu_estimator.metrics.topk import recall_at_k
 from keras_tpu_estimator.metrics.topk import recall_at_top_k
+from keras_tpu_estimator.metrics.topk import sparse_average_precision_at_k
 from keras_tpu_estimator.metrics.topk import sparse_precision_at_k
 from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.metrics.update import keras_metric
@@ -102,6 +104,7 @@ __all__ = [
     "MetricUpdate",
     "accuracy",
     "auc",
+    "average_precision_at_k",
     "false_negatives",
     "false_negatives_at_thresholds",
     "false_positives",
@@ -126,6 +129,7 @@ __all__ = [
     "recall_at_top_k",
     "root_mean_squared_error",
     "sensitivity_at_specificity",
+    "sparse_average_precision_at_k",
     "sparse_precision_at_k",
     "specificity_at_sensitivity",
     "true_negatives",

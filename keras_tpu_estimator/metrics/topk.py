@@ -1,4 +1,5 @@
-"""Metrics of the top `k` classes: `recall_at_k`, `precision_at_k`, `*_at_top_k`.
+"""Metrics of the top `k` classes: `recall_at_k`, `precision_at_k`, `*_at_top_k`,
+`average_precision_at_k`.
 
 One label per example (a class id), as in TF1's sparse form. The top `k`
 classes are `top_k`'s, which breaks ties by the lower class id, as TF1 does:
@@ -61,6 +62,39 @@ class _TopKRatio(keras.metrics.Metric):
     def get_config(self):
         return {**super().get_config(), "kind": self.kind, "k": self.k,
                 "class_id": self.class_id}
+
+
+class _AveragePrecisionAtK(keras.metrics.Metric):
+    """TF1's `average_precision_at_k` for one label per example.
+
+    An example's average precision is `1 / rank` when its label is the
+    `rank`-th of its top `k`, else 0; the value is their weighted sum over
+    the summed weight (0 when that is 0).
+    """
+
+    def __init__(self, k, name="average_precision_at_k", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.k = k
+        self.total = self.add_variable(shape=(), initializer="zeros", dtype=self.dtype,
+                                       name="total")
+        self.max = self.add_variable(shape=(), initializer="zeros", dtype=self.dtype,
+                                     name="max")
+
+    def update_state(self, labels, top, sample_weight=None):
+        labels = ops.cast(labels, INT)
+        found = ops.cast(ops.equal(ops.cast(top, INT), labels[:, None]), self.dtype)
+        ranks = ops.arange(1, self.k + 1, dtype=self.dtype)
+        precision = ops.sum(found / ranks, axis=-1)
+        weights = ops.ones_like(precision) if sample_weight is None else ops.cast(
+            sample_weight, self.dtype)
+        self.total.assign_add(ops.sum(precision * weights))
+        self.max.assign_add(ops.sum(weights))
+
+    def result(self):
+        return ops.divide_no_nan(self.total, self.max)
+
+    def get_config(self):
+        return {**super().get_config(), "k": self.k}
 
 
 def _labels(fn_name, labels, predictions):
@@ -126,7 +160,10 @@ def _at_top_k(fn_name, kind, labels, predictions_idx, k, class_id, weights):
 
 def _update(fn_name, kind, labels, top, k, class_id, weights):
     sample_weight = flat_weights(fn_name, weights, labels)
-    factory = functools.partial(_TopKRatio, kind, k, class_id=class_id, name=fn_name)
+    if kind == "average_precision":
+        factory = functools.partial(_AveragePrecisionAtK, k, name=fn_name)
+    else:
+        factory = functools.partial(_TopKRatio, kind, k, class_id=class_id, name=fn_name)
     return weighted_pair(factory, flatten(labels), top, sample_weight=sample_weight)
 
 
@@ -204,3 +241,33 @@ def precision_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=N
     """
     return _at_top_k("precision_at_top_k", "precision", labels, predictions_idx, k, class_id,
                      weights)
+
+
+def average_precision_at_k(labels, predictions, k, weights=None, metrics_collections=None,
+                           updates_collections=None, name=None):
+    """Mean over the examples of the average precision of their top `k` classes.
+
+    With one label per example, an example scores `1 / rank` when its label
+    is the `rank`-th largest prediction (rank <= k), else 0; weights weight
+    the examples; 0 when no example is counted.
+
+    Args:
+        labels: integer class ids, shape `[D1, ..., DN]` or `[D1, ..., DN, 1]`.
+        predictions: scores, shape `[D1, ..., DN, num_classes]`.
+        k: int in [1, num_classes].
+        weights: optional; broadcastable to `[D1, ..., DN]`.
+        metrics_collections, updates_collections, name: ignored.
+
+    Returns:
+        A `MetricPair` (TF1's `(value, update_op)`).
+    """
+    return _at_k("average_precision_at_k", "average_precision", labels, predictions, k, None,
+                 weights)
+
+
+def sparse_average_precision_at_k(labels, predictions, k, weights=None,
+                                  metrics_collections=None, updates_collections=None,
+                                  name=None):
+    """TF1's deprecated name of `average_precision_at_k`."""
+    return _at_k("sparse_average_precision_at_k", "average_precision", labels, predictions, k,
+                 None, weights)

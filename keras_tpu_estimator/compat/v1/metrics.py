@@ -21,6 +21,7 @@ from keras_tpu_estimator.metrics import MetricPair  # noqa: F401
 from keras_tpu_estimator.metrics import MetricUpdate  # noqa: F401
 from keras_tpu_estimator.metrics import accuracy  # noqa: F401
 from keras_tpu_estimator.metrics import auc  # noqa: F401
+from keras_tpu_estimator.metrics import average_precision_at_k  # noqa: F401
 from keras_tpu_estimator.metrics import false_negatives  # noqa: F401
 from keras_tpu_estimator.metrics import false_negatives_at_thresholds  # noqa: F401
 from keras_tpu_estimator.metrics import false_positives  # noqa: F401
@@ -45,6 +46,7 @@ from keras_tpu_estimator.metrics import recall_at_thresholds  # noqa: F401
 from keras_tpu_estimator.metrics import recall_at_top_k  # noqa: F401
 from keras_tpu_estimator.metrics import root_mean_squared_error  # noqa: F401
 from keras_tpu_estimator.metrics import sensitivity_at_specificity  # noqa: F401
+from keras_tpu_estimator.metrics import sparse_average_precision_at_k  # noqa: F401
 from keras_tpu_estimator.metrics import sparse_precision_at_k  # noqa: F401
 from keras_tpu_estimator.metrics import specificity_at_sensitivity  # noqa: F401
 from keras_tpu_estimator.metrics import true_negatives  # noqa: F401
