@@ -76,13 +76,14 @@ def input_fn_of(x, repeat=False):
 def model_fn_with(make_hooks, tf1_optimizer=False):
     """A model_fn of loss = mean(ones) * w (SGD 0.1: the loss of step k is 1 - 0.1 k),
     returning `make_hooks(mode, tensors)` as the mode's hooks; `tensors` holds
-    "loss", "batch_sum" (of the batch's features) and "global_step" (TF1's)."""
+    "loss", "batch_sum" (of the batch's features), "features" (the batch's)
+    and "global_step" (TF1's)."""
 
     def model_fn(features, labels, mode, params):
         w = kte.get_variable("w", shape=(), initializer="ones")
         x = features["x"]
         loss = keras.ops.mean(keras.ops.ones_like(x)) * w
-        tensors = {"loss": loss, "batch_sum": keras.ops.sum(x)}
+        tensors = {"loss": loss, "batch_sum": keras.ops.sum(x), "features": x}
         made = {}
         if mode == TRAIN:
             if tf1_optimizer:
@@ -194,3 +195,10 @@ def test_a_tensor_the_hook_does_not_hold_is_an_error_naming_the_way(tmp_path):
     est = estimator(tmp_path, model_fn_with(lambda mode, t: []), 4)
     with pytest.raises(ValueError, match="build the hook inside model_fn with the tensor"):
         est.train(input_fn_of(batch_sums(4)), hooks=[Fetcher(stray)], max_steps=4)
+
+
+def test_a_tensor_too_large_to_output_every_step_is_an_error_naming_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(kte.hooks.fetches, "MAX_FETCH_ELEMENTS", BATCH - 1)
+    est = estimator(tmp_path, model_fn_with(lambda mode, t: [Fetcher(t["features"])]), 4)
+    with pytest.raises(ValueError, match=f"at most {BATCH - 1} elements"):
+        est.train(input_fn_of(batch_sums(4)), max_steps=4)

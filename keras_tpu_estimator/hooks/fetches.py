@@ -32,6 +32,9 @@ import numpy as np
 # visits at most: hooks hold their tensors in attributes, dicts and lists.
 _MAX_DEPTH = 4
 _MAX_VISITS = 10_000
+# A tensor larger than this (elements) is not output by every step: a hook
+# that holds, say, the input batch would otherwise cost a copy per step.
+MAX_FETCH_ELEMENTS = 1 << 20
 
 
 class GlobalStepHandle:
@@ -119,11 +122,12 @@ def register(hooks):
 
     Returns:
         The slots, in order (empty when the hooks hold no tensor): the keys
-        `traced_values` gives in the compiled step.
+        `traced_values` gives in the compiled step. Tensors of more than
+        `MAX_FETCH_ELEMENTS` elements get none (fetching one is an error).
     """
     slots = []
     for index, hook in enumerate(hooks or []):
-        found = _walk(hook, str(index))
+        found = [(slot, t) for slot, t in _walk(hook, str(index)) if _size(t) <= MAX_FETCH_ELEMENTS]
         table = {id(tensor): (slot, tensor) for slot, tensor in found}
         slots += [slot for slot, _ in found]
         try:
@@ -131,6 +135,11 @@ def register(hooks):
         except TypeError:
             _PLAIN_TABLES[id(hook)] = (hook, table)
     return slots
+
+
+def _size(tensor):
+    shape = tuple(tensor.shape)
+    return float("inf") if None in shape else int(np.prod(shape, dtype=np.int64))
 
 
 def table_of(hook):
@@ -246,6 +255,13 @@ def is_registered(hook, value):
 
 def unknown_tensor_error(hook, tensor):
     """The ValueError for a fetched tensor that no spec hook holds."""
+    if _size(tensor) > MAX_FETCH_ELEMENTS:
+        return ValueError(
+            f"{hook!r} fetched {tensor!r}, of shape {tuple(tensor.shape)}: hooks "
+            f"fetch tensors of at most {MAX_FETCH_ELEMENTS} elements, which the "
+            "compiled steps output every step. Fetch a reduction of it (a mean, "
+            "a slice), built in model_fn."
+        )
     return ValueError(
         f"{hook!r} fetched {tensor!r}, a tensor this runtime cannot fetch. A "
         "hook fetches a tensor of model_fn when it holds it: build the hook "
