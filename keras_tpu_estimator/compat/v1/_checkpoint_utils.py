@@ -22,7 +22,10 @@ class Scaffold:
 
     Only a return value: warm starts go through `init_from_checkpoint`
     inside `scaffold_fn` (run once per build, after `model_fn`), saving
-    through `model_dir` checkpoints. The arguments are kept as attributes.
+    through `model_dir` checkpoints. The arguments are kept as attributes;
+    in EVAL and PREDICT a `saver` (`tf1.train.Saver`) whose `var_list` maps
+    other names to variables makes them read those names' values
+    (`Saver(ema.variables_to_restore())`: the moving averages).
     """
 
     def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
