@@ -3,10 +3,11 @@
 In TPUEstimator a model's `eval_metrics` is `(metric_fn, tensors)`, and
 `metric_fn` returns a dict of metric name to metric. Here `metric_fn` runs
 inside the compiled evaluation step, once per batch, so a metric function
-cannot own state. Each function of this module returns a `MetricUpdate`
-instead: a description of one streaming update of a Keras metric. The model
-creates the metric once (`update.factory()`), applies every batch's update
-inside `jax.jit` (`metric.stateless_update_state(vars, *update.args,
+cannot own state. Each function of this module returns a `MetricPair`: it
+unpacks as TF1's `(value, update_op)`, and carries a `MetricUpdate`, a
+description of one streaming update of a Keras metric. The model creates the
+metric once (`update.factory()`), applies every batch's update inside
+`jax.jit` (`metric.stateless_update_state(vars, *update.args,
 **update.kwargs)`) and reads `metric.result()` at the end.
 
 ```python
@@ -14,9 +15,13 @@ import keras_tpu_estimator as kte
 
 def metric_fn(labels, logits):
     predictions = keras.ops.argmax(logits, axis=-1)
+    precision, precision_op = kte.metrics.precision(labels, predictions)
+    recall, recall_op = kte.metrics.recall(labels, predictions)
     return {
         "accuracy": kte.metrics.accuracy(labels=labels, predictions=predictions),
         "recall_at_5": kte.metrics.recall_at_k(labels, logits, k=5),
+        "f1": (2 * precision * recall / (precision + recall),
+               kte.compat.v1.group(precision_op, recall_op)),
         "top5": kte.metrics.keras_metric(
             lambda: keras.metrics.SparseTopKCategoricalAccuracy(k=5),
             labels, logits),
@@ -25,41 +30,26 @@ def metric_fn(labels, logits):
 spec = kte.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [labels, logits]))
 ```
 
-Supported, with the argument names, defaults and semantics of
-`tf.compat.v1.metrics` (inputs cast, squeezed, flattened and `weights`
-broadcast as TF1 does; metrics average over every element, not per row):
+Every `tf.compat.v1.metrics` function is here, with its argument names,
+defaults and numbers (inputs cast, squeezed, flattened and `weights`
+broadcast as TF1 does; metrics average over every element, not per row;
+ties and `0 / 0` as TF1). A pair whose value is computed from metric
+values (F1 above) is reported as TensorFlow read it, from the metrics'
+values after the last batch (`derived`). `metrics_collections`,
+`updates_collections` and `name` are accepted and ignored (the metric is
+named by its key in the dict). A pair of plain tensors is refused
+(`values`). TF1's runtime checks that predictions lie in [0, 1] (`auc`,
+`*_at_thresholds`) are not made inside the compiled step.
 
-- `accuracy`, `mean`, `percentage_below`;
-- `precision`, `recall`, `true_positives`, `false_positives`,
-  `true_negatives`, `false_negatives` (labels and predictions cast to bool);
-- `precision_at_thresholds`, `recall_at_thresholds` (a vector result);
-- `auc` (`curve` 'ROC' or 'PR'; every TF1 `summation_method`);
-- `mean_squared_error`, `root_mean_squared_error`, `mean_absolute_error`,
-  `mean_relative_error`, `mean_cosine_distance`;
-- `mean_per_class_accuracy`, `mean_iou`;
-- `recall_at_k` (one label per example; `class_id` supported);
-- `keras_metric`: any Keras metric, for everything else.
-
-The one difference from TF1: a function returns a `MetricUpdate`, not a
-`(value, update_op)` tuple; the library streams the update over the batches
-and reports the final value. A `metric_fn` returning a TF1 pair of its own
-(plain tensors, no local variables) gets a `TypeError` naming the metric:
-read once at the end, such a pair would report the last batch, not the
-evaluation. `metrics_collections`, `updates_collections` and
-`name` are accepted and ignored (the metric is named by its key in the dict).
-
-Smaller differences, all in degenerate cases: ratios whose denominator is 0
-give 0 (TF1 gave 0 or NaN depending on the metric), `recall_at_k` counts a
-label tied with the k-th largest prediction as a hit, and TF1's runtime
-checks that predictions lie in [0, 1] (`auc`, `*_at_thresholds`) are not
-made inside the compiled step.
-
-Modules, one concept each: `update` (`MetricUpdate`, `keras_metric`),
-`values` (what `metric_fn` may return: TF1 `(value, update_op)` pairs are
-refused with an error saying what to write instead),
-`arguments` (TF1's handling of labels, predictions and weights), `means`,
-`errors`, `confusion`, `thresholds` (`*_at_thresholds`, `auc`) and
-`classification` (`mean_per_class_accuracy`, `mean_iou`, `recall_at_k`).
+Modules, one concept each: `pairs` (`MetricPair`, the calls of one
+`metric_fn`), `update` (`MetricUpdate`, `keras_metric`), `values` (what
+`metric_fn` may return, and what the model streams for it), `derived`
+(metrics computed from metric values), `arguments` (TF1's handling of labels,
+predictions and weights), `means`, `errors`, `confusion`, `thresholds`
+(`*_at_thresholds`, `auc`), `operating_point` (sensitivity at specificity and
+back), `classification` (`mean_per_class_accuracy`, `mean_iou`), `topk`
+(`recall_at_k`, `precision_at_k`, ...), `streaming` (`tf.contrib.metrics`'
+Pearson correlation, covariance, concat).
 """
 
 from keras_tpu_estimator.metrics.classification import mean_iou
