@@ -161,6 +161,7 @@ def checkpoint_prefix(checkpoint_path, argument="checkpoint_path"):
     if listed:
         found = f" ({directory} holds the checkpoints {[os.path.basename(p) for p in listed]})"
     raise ValueError(
+        f"No checkpoint found at {path}. "
         f"Argument `{argument}` must name a complete checkpoint: a prefix "
         f"`<model_dir>/{TF_STYLE_PREFIX}-<step>` (with its `.index` file) or a "
         f"model_dir holding checkpoints. Received: {argument}={checkpoint_path!r}{found}"
