@@ -249,14 +249,17 @@ def symbolic_operands():
     """
     cls = KerasTensor
     original = cls.__dict__.get("__jax_array__")
-    if original is None:
-        yield
-        return
-    del cls.__jax_array__
+    # numpy defers to the KerasTensor's reflected operator likewise
+    # (`np.sqrt(2 / np.pi) * x`, ALBERT's gelu) instead of converting it.
+    cls.__array_ufunc__ = None
+    if original is not None:
+        del cls.__jax_array__
     try:
         yield
     finally:
-        cls.__jax_array__ = original
+        del cls.__array_ufunc__
+        if original is not None:
+            cls.__jax_array__ = original
 
 
 # ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ them alike. The module is private: its names are not part of the TF1
 namespace.
 """
 
+import jax
 import keras
 import numpy as np
 
@@ -42,11 +43,40 @@ def keepdims_argument(keepdims, keep_dims):
     return bool(keepdims if keepdims is not None else keep_dims)
 
 
+def is_symbolic_dim(value):
+    """Whether `value` is a symbolic dimension (an export's polymorphic batch size)."""
+    return jax.export.is_symbolic_dim(value)
+
+
+def dimension(value):
+    """An int, or a symbolic dimension (kept: an export's batch size is one)."""
+    return value if is_symbolic_dim(value) else int(value)
+
+
 def shape_tuple(shape):
-    """Returns a static shape (an int, a list, a tuple or an array) as a tuple of ints."""
+    """Returns a static shape (an int, a list, a tuple or an array) as a tuple of dimensions.
+
+    A dimension is an int, or a symbolic dimension under an export with a
+    polymorphic batch size (`x.shape[0]`, `shape(x)[0]`, arithmetic on them).
+    """
+    if isinstance(shape, (list, tuple)):
+        return tuple(d for item in shape for d in shape_tuple(item))
+    if is_symbolic_dim(shape):
+        return (shape,)
+    if isinstance(shape, np.ndarray) and shape.dtype == object:
+        return tuple(dimension(d) for d in shape.reshape(-1))
     if isinstance(shape, int) or np.ndim(shape) == 0:
         return (int(shape),)
     return tuple(int(d) for d in np.asarray(shape).reshape(-1))
+
+
+def static_shape(dims):
+    """`dims` as TF1's `shape()` value: an int32 array, or an object array with symbolic dims."""
+    if any(is_symbolic_dim(d) for d in dims):
+        array = np.empty(len(dims), dtype=object)
+        array[:] = list(dims)
+        return array
+    return np.asarray(dims, np.int32)
 
 
 def unary_op(keras_op, doc):
@@ -61,12 +91,15 @@ def unary_op(keras_op, doc):
 
 def static_value(value):
     """Returns `value` as a numpy array, or None when it is only known at run time."""
-    if isinstance(value, keras.KerasTensor):
+    if isinstance(value, keras.KerasTensor) or is_symbolic_dim(value):
         return None
     try:
-        return np.asarray(value)
+        array = np.asarray(value)
     except Exception:  # A tracer: its value exists only inside the compiled step.
         return None
+    if array.dtype == object and any(is_symbolic_dim(v) for v in array.reshape(-1)):
+        return None  # Known when the exported program runs.
+    return array
 
 
 def resolve_initializer(initializer):

@@ -14,7 +14,9 @@ from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
 # A private alias: `array_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import dimension as _dim
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
+from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -106,7 +108,7 @@ def dimension_value(dimension):
     """The int (or None) of a dimension: an int, None or a `Dimension`."""
     if isinstance(dimension, Dimension):
         return dimension.value
-    return None if dimension is None else int(dimension)
+    return None if dimension is None else _dim(dimension)
 
 
 class Dimension:
@@ -147,3 +149,6 @@ __all__ = [
     "Dimension", "broadcast_to", "dimension_value", "eye", "identity_n", "lin_space", "linspace",
     "matrix_band_part", "matrix_transpose", "meshgrid", "reverse", "reverse_v2", "roll", "shape_n",
 ]
+
+# Every op runs in the symbolic build pass as in the step (see `_symbolic`).
+_symbolic_ops(globals(), exclude=("shape_n", "dimension_value"))

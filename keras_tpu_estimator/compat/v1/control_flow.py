@@ -11,6 +11,8 @@ lr = tf1.cond(global_step < warmup_steps, lambda: warmup_lr, lambda: decayed_lr)
 ```
 """
 
+import jax
+import keras
 from keras import ops
 
 from keras_tpu_estimator.compat.v1._op_helpers import static_value as _static
@@ -50,7 +52,29 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     static = _static_bool(pred)
     if static is not None:
         return true_fn() if static else false_fn()
+    if isinstance(pred, keras.KerasTensor):
+        return _symbolic_cond(true_fn, false_fn)
     return ops.cond(ops.reshape(ops.cast(pred, "bool"), ()), true_fn, false_fn)
+
+
+def _symbolic_cond(true_fn, false_fn):
+    """The build pass's `cond`: both branches built, as TF1 built them into its graph.
+
+    Their layers and variables are created, as the compiled step's
+    `keras.ops.cond` traces both; the result has the branches' shapes.
+
+    Raises:
+        ValueError: if the branches' results differ in structure, shape or dtype.
+    """
+    results = true_fn(), false_fn()
+    specs = [jax.tree.map(lambda t: (tuple(t.shape), keras.backend.standardize_dtype(t.dtype)),
+                          r) for r in results]
+    if specs[0] != specs[1]:
+        raise ValueError(
+            "cond() branches must return the same structure, shapes and dtypes. "
+            f"Received: true_fn -> {specs[0]}, false_fn -> {specs[1]}"
+        )
+    return results[0]
 
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):

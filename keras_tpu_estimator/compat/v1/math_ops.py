@@ -16,6 +16,7 @@ from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
 from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
 from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
+from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
 
 
 def div_no_nan(x, y, name=None):
@@ -159,3 +160,6 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("ops", "dtypes")]
+
+# Every op runs in the symbolic build pass as in the step (see `_symbolic`).
+_symbolic_ops(globals())

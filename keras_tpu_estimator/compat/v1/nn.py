@@ -14,6 +14,7 @@ from keras import ops
 from keras_tpu_estimator.compat.v1 import ops as tf1_ops
 # A private alias: `nn` is `tf1.nn`, and `take_rows` is not a TF1 name.
 from keras_tpu_estimator.compat.v1._row_gather import take_rows as _take_rows
+from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
 
 
 def relu(features, name=None):
@@ -385,3 +386,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     inv = ops.rsqrt(ops.reshape(biased, shape) + epsilon) * ops.reshape(scale, shape)
     y = (x - ops.reshape(mean, shape)) * inv + ops.reshape(offset, shape)
     return y, mean, variance
+
+
+# Every op runs in the symbolic build pass as in the step (see `_symbolic`);
+# dropout is a layer call, which Keras builds symbolically itself.
+_symbolic_ops(globals(), exclude=("dropout",))

@@ -19,16 +19,22 @@ mean = tf1.reduce_sum(x * mask[..., None], axis=1) / tf1.reduce_sum(mask, 1, kee
 
 import builtins
 
+import jax.numpy as jnp
 import numpy as np
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
 # Private aliases: `ops` is star-imported into `compat.v1`.
 from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
+from keras_tpu_estimator.compat.v1._op_helpers import dimension as _dimension
+from keras_tpu_estimator.compat.v1._op_helpers import is_symbolic_dim as _is_symbolic_dim
+from keras_tpu_estimator.compat.v1._op_helpers import static_shape as _static_shape
 from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
 from keras_tpu_estimator.compat.v1._row_gather import take_rows as _take_rows
+from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
+from keras_tpu_estimator.compat.v1._tensor import Tensor  # noqa: F401
 
 
 def _reduction(keras_op, doc):
@@ -131,7 +137,10 @@ def shape(input, name=None, out_type="int32"):  # noqa: A002
     """The static shape of `input`, as an int32 numpy array.
 
     TF1 returned a tensor computed at run time; under JAX every shape is
-    known when the step compiles, so the value is a constant.
+    known when the step compiles, so the value is a constant. Under an
+    export with a polymorphic batch size, the batch dimension is symbolic:
+    the array then holds objects (ints and the symbolic dimension), which
+    index, compute and reshape as the int32 array does.
 
     Raises:
         ValueError: for a dimension unknown at trace time.
@@ -142,7 +151,7 @@ def shape(input, name=None, out_type="int32"):  # noqa: A002
             f"shape(): the shape {dims} of this tensor has unknown dimensions. "
             "Build the model with a concrete sample batch."
         )
-    return np.asarray(dims, np.int32)
+    return _static_shape(dims)
 
 
 def rank(input, name=None):  # noqa: A002
@@ -151,8 +160,11 @@ def rank(input, name=None):  # noqa: A002
 
 
 def size(input, name=None, out_type="int32"):  # noqa: A002
-    """The number of elements of `input` (a Python int)."""
-    return int(np.prod(input.shape))
+    """The number of elements of `input` (a Python int, or a symbolic dimension)."""
+    total = 1
+    for d in input.shape:
+        total = total * _dimension(d)
+    return total
 
 
 def reshape(tensor, shape, name=None):
@@ -317,7 +329,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """`[start, start + delta, ...)` below `limit` (`range(n)` is `[0, n)`)."""
     if limit is None:
         start, limit = 0, start
-    return ops.arange(start, limit, delta, dtype=None if dtype is None else str(dtypes.as_dtype(dtype)))
+    dtype = None if dtype is None else str(dtypes.as_dtype(dtype))
+    if any(_is_symbolic_dim(v) for v in (start, limit, delta)):
+        # An export's batch size: `keras.ops.arange` reads its bounds' Python types.
+        return jnp.arange(start, limit, delta, dtype=dtype or "int32")
+    return ops.arange(start, limit, delta, dtype=dtype)
 
 
 def add_n(inputs, name=None):
@@ -422,4 +438,7 @@ def _unsupported_value_dependent(name, alternative):
 unique = _unsupported_value_dependent("unique", "Use a fixed-size representation (e.g. one_hot).")
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "builtins", "np", "ops", "dtypes")]
+    "builtins", "jnp", "np", "ops", "dtypes")]
+
+# Every op runs in the symbolic build pass as in the step; these return static values.
+_symbolic_ops(globals(), exclude=("shape", "rank", "size"))

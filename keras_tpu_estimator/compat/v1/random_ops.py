@@ -10,11 +10,13 @@ noise = tf1.random_uniform([batch_size, 1, 1, 1], dtype=inputs.dtype)
 """
 
 import keras
+from keras import ops
 
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 # A private alias: `random_ops` is star-imported into `compat.v1`.
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
+from keras_tpu_estimator.compat.v1._symbolic import symbolic_call as _symbolic_call
 
 
 def _dtype(dtype):
@@ -51,14 +53,25 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, na
 
 def random_shuffle(value, seed=None, name=None):
     """`value` with its first axis shuffled."""
-    return keras.random.shuffle(value, axis=0, seed=store_lib.get_seed_generator())
+    generator = store_lib.get_seed_generator()  # Created before any symbolic trace.
+
+    def shuffle(v):
+        # Sorting random keys, not `keras.random.shuffle`: an export's batch
+        # size is symbolic, and JAX permutes only arrays of known size.
+        keys = keras.random.uniform((v.shape[0],), seed=generator)
+        return ops.take(v, ops.argsort(keys), axis=0)
+
+    return _symbolic_call(shuffle, value)
 
 
 def multinomial(logits, num_samples, seed=None, name=None, output_dtype="int64"):
     """`num_samples` class ids per row of `logits` (int64 computed in 32 bits without x64)."""
     dtype = "int32" if output_dtype in (None, "int64") else str(dtypes.as_dtype(output_dtype))
-    return keras.random.categorical(logits, int(num_samples), dtype=dtype,
-                                    seed=store_lib.get_seed_generator())
+    generator = store_lib.get_seed_generator()
+    return _symbolic_call(
+        lambda x: keras.random.categorical(x, int(num_samples), dtype=dtype, seed=generator),
+        logits,
+    )
 
 
 __all__ = ["multinomial", "random_normal", "random_shuffle", "random_uniform", "truncated_normal"]
