@@ -66,8 +66,9 @@ def test_metric_names_must_be_strings():
     ],
     ids=["scalar", "kte.metrics.mean", "compat.v1.metrics.mean", "keras_metric"],
 )
-def test_the_library_metrics_and_scalars_report_the_mean(metric):
-    results = evaluate(lambda labels: {"label_mean": metric(labels)})
+@pytest.mark.parametrize("estimator_spec", [False, True], ids=["eval_metrics", "eval_metric_ops"])
+def test_the_library_metrics_and_scalars_report_the_mean(metric, estimator_spec):
+    results = evaluate(lambda labels: {"label_mean": metric(labels)}, estimator_spec)
     assert results["label_mean"] == pytest.approx(LABELS.mean())
 
 
@@ -186,6 +187,16 @@ def test_a_metric_from_metric_values_reports_tensorflows_value_after_the_last_up
     expected = tensorflow_metrics(DERIVED[case], logits, labels, is_real, EVAL_BATCH)
     for name, value in expected.items():
         np.testing.assert_allclose(results[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("estimator_spec", [False, True], ids=["eval_metrics", "eval_metric_ops"])
+def test_a_tf1_metric_unpacked_and_repacked_reports_its_value(estimator_spec):
+    def metric_fn(labels):
+        mean, mean_op = tf1.metrics.mean(labels)
+        return {"label_mean": (mean, mean_op)}
+
+    results = evaluate(metric_fn, estimator_spec)
+    assert results["label_mean"] == pytest.approx(LABELS.mean())
 
 
 def test_a_pair_of_plain_tensors_is_refused_beside_tf1_metrics():

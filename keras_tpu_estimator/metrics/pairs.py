@@ -14,9 +14,12 @@ Every metric function returns a `MetricPair`: it unpacks as TF1's
 - substituting (`Calls.substitute(results)`): the `i`-th call returns
   `results[i]`, to see what a value is computed from.
 
-Outside any context (in `model_fn`, for `eval_metric_ops`), the value is zeros.
+Outside any context (in `model_fn`, for `eval_metric_ops`), the value is zeros,
+and the pair is kept among the last `LOOSE_PAIRS` made so (`loose_pairs`):
+a `(value, update_op)` repacked from one of them is known as that metric.
 """
 
+import collections
 import contextlib
 import threading
 
@@ -116,6 +119,16 @@ class Calls:
         return ops.zeros(result_shape, "float32")
 
 
+LOOSE_PAIRS = 1024
+
+
+def loose_pairs():
+    """The last `LOOSE_PAIRS` pairs made outside any `Calls` context, oldest first."""
+    if not hasattr(_STATE, "loose"):
+        _STATE.loose = collections.deque(maxlen=LOOSE_PAIRS)
+    return _STATE.loose
+
+
 def current_calls():
     """The innermost `Calls` context, or `None`."""
     stack = getattr(_STATE, "stack", None)
@@ -141,8 +154,7 @@ def metric_pair(update, result_shape=()):
         update, result_shape
     )
     pair = MetricPair(value, value, update)
-    if calls is not None:
-        calls.pairs.append(pair)
+    (loose_pairs() if calls is None else calls.pairs).append(pair)
     return pair
 
 

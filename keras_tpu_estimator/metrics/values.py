@@ -26,6 +26,7 @@ from keras_tpu_estimator.metrics.derived import call_metric_fn
 from keras_tpu_estimator.metrics.derived import depends_on_metrics
 from keras_tpu_estimator.metrics.pairs import Calls
 from keras_tpu_estimator.metrics.pairs import MetricPair
+from keras_tpu_estimator.metrics.pairs import loose_pairs
 from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.spec.checks import describe
 from keras_tpu_estimator.spec.checks import is_tensor
@@ -126,10 +127,11 @@ def _stream(name, value, metric_fn, tensors, pairs):
     """What the model streams for metric `name`, or a `TypeError`."""
     if isinstance(value, MetricPair):
         return value.update
-    if isinstance(value, (tuple, list)) and len(value) == 2 and pairs:
-        for pair in pairs:
-            if value[0] is pair[0]:
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        for pair in [*pairs, *loose_pairs()]:
+            if value[0] is pair[0]:  # A metric's own pair, repacked.
                 return pair.update
+    if isinstance(value, (tuple, list)) and len(value) == 2 and pairs:
         if depends_on_metrics(metric_fn, tensors, name, pairs):
             factory = functools.partial(
                 DerivedMetric, metric_fn, name, [pair.factory for pair in pairs],
