@@ -217,3 +217,17 @@ def test_a_tf1_metric_value_read_in_model_fn_for_eval_metric_ops_is_refused():
 
     with pytest.raises(TypeError, match=r"'double'.*metric_fn"):
         evaluate(metric_ops, estimator_spec=True)
+
+
+def test_a_metric_fn_that_creates_other_metrics_on_a_later_call_is_an_error():
+    calls = []
+
+    def metric_fn(labels):
+        calls.append(None)
+        make = tf1.metrics.mean if len(calls) == 1 else tf1.metrics.percentage_below
+        value, update_op = make(labels, 1.0) if make is tf1.metrics.percentage_below else make(
+            labels)
+        return {"twice": (2.0 * value, update_op)}
+
+    with pytest.raises(RuntimeError, match=r"percentage_below.*same metrics, in the same order"):
+        evaluate(metric_fn)

@@ -96,20 +96,23 @@ class Calls:
         """A context in which the `i`-th call's value is `results[i]`."""
         return cls._entered(cls("substitute", results=results))
 
-    def _next(self):
+    def _next(self, update):
         i = len(self.pairs)
         known = self.metrics if self.mode == "update" else self.results
-        if self.mode != "record" and i >= len(known):
+        if self.mode == "record":
+            return i
+        name = getattr(update.factory, "keywords", {}).get("name")
+        if i >= len(known) or (self.mode == "update" and name not in (None, known[i].name)):
             raise RuntimeError(
-                f"metric_fn created more metrics ({i + 1}) than on its first call "
-                f"({len(known)}): it must create the same metrics, in the same "
+                f"metric_fn's metric #{i + 1} ({name}) is not the one it created on "
+                "its first call: metric_fn must create the same metrics, in the same "
                 "order, on every call."
             )
         return i
 
     def value(self, update, result_shape):
         """The value of the next metric call, whose update is `update`."""
-        i = self._next()
+        i = self._next(update)
         if self.mode == "update":
             metric = self.metrics[i]
             metric.update_state(*update.args, **update.kwargs)
