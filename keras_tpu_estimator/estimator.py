@@ -230,7 +230,7 @@ class TPUEstimator(Exporting):
             raise ValueError(
                 f"Could not find trained model in model_dir: {self.model_dir}."
             )
-        return path
+        return self.model_dir  # Read as its latest then: a trainer may delete this one.
 
     # ------------------------------------------------------------------
     # The models: one for the accelerators, one on the host CPU when asked.

@@ -107,6 +107,31 @@ def test_evaluate_reads_the_next_latest_checkpoint_when_its_choice_is_deleted(tm
     assert results["global_step"] == 4
 
 
+@pytest.mark.parametrize("read", ["get_variable_value", "get_variable_names"])
+def test_reading_variables_follows_the_latest_when_its_choice_is_deleted(tmp_path, monkeypatch,
+                                                                        read):
+    from keras_tpu_estimator.checkpoint import readers
+
+    make_estimator(tmp_path, keep=1).train(train_input, max_steps=2)
+    real_reader = readers.TensorFlowReader
+    chosen = []
+
+    def reader_while_a_trainer_saves(prefix):
+        chosen.append(os.path.basename(prefix))
+        if len(chosen) == 1:  # A trainer's next save deletes the chosen checkpoint (keep=1).
+            trainer_dir = kte.checkpoint.CheckpointDirectory(str(tmp_path), max_to_keep=1)
+            trainer_dir.save(4, dict(trainer_dir.restore(2), global_step=4))
+        return real_reader(prefix)
+
+    monkeypatch.setattr(readers, "TensorFlowReader", reader_while_a_trainer_saves)
+    estimator = make_estimator(tmp_path, keep=1)
+    if read == "get_variable_value":
+        assert int(estimator.get_variable_value("global_step")) == 4
+    else:
+        assert "w" in estimator.get_variable_names()
+    assert chosen == ["model.ckpt-2", "model.ckpt-4"]
+
+
 class _SecondTrainer(keras.callbacks.Callback):
     """While the first trainer trains, starts a second one on the same model_dir."""
 

@@ -16,6 +16,7 @@ import contextlib
 import numpy as np
 
 from keras_tpu_estimator.checkpoint import tf_files
+from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
 
@@ -195,7 +196,7 @@ def list_variables(checkpoint_path):
     # [("global_step", ()), ("hidden/bias", (256,)), ...]
     ```
     """
-    return sorted(checkpoint_reader(checkpoint_path).names().items())
+    return sorted(_read_latest(checkpoint_path, lambda reader: reader.names()).items())
 
 
 def load_variable(checkpoint_path, name):
@@ -218,4 +219,25 @@ def load_variable(checkpoint_path, name):
     load_variable("runs/mnist", "hidden/kernel")   # numpy array
     ```
     """
-    return checkpoint_reader(checkpoint_path).read(name)
+    return _read_latest(checkpoint_path, lambda reader: reader.read(name))
+
+
+# How many times a model_dir's latest checkpoint is chosen again when a trainer deletes it.
+_ATTEMPTS = 5
+
+
+def _read_latest(path, read):
+    """`read(reader)` of the checkpoint `path` names; for a model_dir, again if it vanished.
+
+    A trainer deletes old checkpoints (`keep_checkpoint_max`): the latest of a
+    model_dir may go between choosing and reading it; then the new latest is read.
+    """
+    for attempt in range(_ATTEMPTS):
+        prefix = checkpoint_prefix(path)
+        try:
+            return read(TensorFlowReader(prefix))
+        except Exception:
+            if prefix == directory_string(path, "checkpoint_path").rstrip("/"):
+                raise  # A prefix named: read what it names, or fail.
+            if attempt == _ATTEMPTS - 1 or tf_files.exists(prefix):
+                raise  # Still there: not a concurrent deletion.

@@ -175,12 +175,13 @@ def export_checkpoint(
         )
     platforms = serving_platforms(export_to_cpu, export_to_tpu, use_tpu)
     if checkpoint_path is None:
-        checkpoint_path = checkpoints.latest_checkpoint()
-    if checkpoint_path is None:
-        raise ValueError(
-            f"Couldn't find trained model at {checkpoints.directory.directory}."
-        )
-    prefix = checkpoint_prefix(checkpoint_path)  # Fails now on a path that is no checkpoint.
+        if checkpoints.latest_checkpoint() is None:
+            raise ValueError(
+                f"Couldn't find trained model at {checkpoints.directory.directory}."
+            )
+        prefix = None  # The latest when it is read (a trainer may delete this one).
+    else:
+        prefix = checkpoint_prefix(checkpoint_path)  # Fails now on a path that is no checkpoint.
 
     def restore():
         checkpoints.forget(model)  # The PREDICT build may add variables.
