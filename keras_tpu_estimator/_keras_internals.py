@@ -201,6 +201,27 @@ def saved_model_proto():
 
 
 @contextlib.contextmanager
+def layouts_removed(variables):
+    """`variables` have no layout inside the block: an assignment adds no sharding constraint.
+
+    A Keras variable created under a distribution keeps its layout
+    (`Variable._layout`), and assigning it inside a trace constrains the new
+    value to that layout (`with_sharding_constraint`): a serving program on
+    one device would carry the training mesh (Shardy `sdy` operations) when
+    `model_fn` assigns, e.g. the seed generator's state when it draws random
+    numbers.
+    """
+    saved = [v._layout for v in variables]
+    try:
+        for v in variables:
+            v._layout = None
+        yield
+    finally:
+        for v, layout in zip(variables, saved):
+            v._layout = layout
+
+
+@contextlib.contextmanager
 def stateless_scope_as_bound_values(variables):
     """Trades the active `keras.StatelessScope` for `bound_values` inside the block.
 

@@ -152,7 +152,10 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
             features = features[SINGLE_FEATURE_DEFAULT_NAME]
         # model_fn may build an optimizer, which the archive's scope forbids.
         restores = model.scaffold_restores.get(ModeKeys.PREDICT)
+        # Serving runs on one device: what model_fn assigns (a random draw's
+        # seed state) keeps no training layout (no Shardy mesh in the program).
         with _keras_internals.stateless_scope_as_bound_values(model.store.variables), \
+                _keras_internals.layouts_removed(model.store.variables), \
                 scaffold_lib.restored(restores):
             spec = model.call_model_fn(features, None, ModeKeys.PREDICT, jnp.asarray(step, "int32"),
                                building=False)
