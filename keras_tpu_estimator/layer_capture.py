@@ -57,12 +57,6 @@ class PassThroughInput:
         self.output = tensor
 
 
-def _snake_case(name):
-    from keras.src.utils.naming import to_snake_case
-
-    return to_snake_case(name)
-
-
 def signature(value):
     """A comparable summary of a constructor argument (config, not identity).
 
@@ -113,7 +107,8 @@ def _rename_weights(renames, layer):
 
 
 def _ordinal(n):
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 class LayerCapture:
@@ -127,20 +122,21 @@ class LayerCapture:
         self.context = context
         self.counts = collections.Counter()
 
-
     def __call__(self, cls, args, kwargs):
         if issubclass(cls, keras.layers.InputLayer):
             tensor = kwargs.get("input_tensor")
             return (PassThroughInput(tensor) if tensor is not None else None), None
         scope = _keras_internals.current_scope_path()
         name = kwargs.get("name")
-        base = name if isinstance(name, str) and name else _snake_case(cls.__name__)
+        named = isinstance(name, str) and bool(name)
+        # Counted per scope and per class (or explicit name): a layer made in
+        # one mode only shifts none of the others.
+        base = f"name:{name}" if named else f"class:{cls.__name__}"
         index = self.counts[scope, base]
         self.counts[scope, base] += 1
         key = f"{scope}/{base}#{index}"
         where = (f"the {_ordinal(index + 1)} `{cls.__name__}`"
-                 + (f" named {base!r}" if base == name else "")
-                 + f" in scope {scope!r}")
+                 + (f" named {name!r}" if named else "") + f" in scope {scope!r}")
         store = self.context.store
         entry = store.layer_order.entries.get(key)
         if entry is None:
