@@ -208,6 +208,38 @@ def test_initializers_ones_initializes_a_variable():
     np.testing.assert_array_equal(_run(program), np.ones(3))
 
 
+KERNEL = (3, 3, 16, 32)  # A conv kernel: fan_in 144, fan_out 288.
+
+
+@pytest.mark.parametrize(
+    "initializer, limit",
+    [
+        (tf1.contrib.layers.xavier_initializer_conv2d(), np.sqrt(6 / (144 + 288))),
+        (tf1.contrib.layers.xavier_initializer(), np.sqrt(6 / (144 + 288))),
+        (tf1.uniform_unit_scaling_initializer(1.5), 1.5 * np.sqrt(3 / 144)),
+        (tf1.initializers.uniform_unit_scaling(), np.sqrt(3 / 144)),
+    ],
+)
+def test_tf1_uniform_initializer_aliases_fill_their_range(initializer, limit):
+    values = np.asarray(initializer(KERNEL, "float32"))
+    assert np.abs(values).max() <= limit
+    assert np.abs(values).max() > 0.95 * limit
+
+
+def test_identity_initializer_is_gain_times_the_identity():
+    values = np.asarray(tf1.initializers.identity(gain=2.0)((3, 3), "float32"))
+    np.testing.assert_array_equal(values, 2 * np.eye(3))
+
+
+def test_contrib_l1_l2_and_sum_regularizers_add_their_terms():
+    w = np.array([1.0, -2.0, 3.0], "float32")
+    l1, l2 = 0.5 * np.abs(w).sum(), 0.25 * (w**2).sum() / 2
+    layers = tf1.contrib.layers
+    np.testing.assert_allclose(float(layers.l1_l2_regularizer(0.5, 0.25)(w)), l1 + l2, rtol=1e-6)
+    summed = layers.sum_regularizer([layers.l1_regularizer(0.5), None, layers.l2_regularizer(0.25)])
+    np.testing.assert_allclose(float(summed(w)), l1 + l2, rtol=1e-6)
+
+
 # ----------------------------------------------------------------------
 # nn.
 

@@ -70,6 +70,7 @@ from keras_tpu_estimator.compat.v1.initializers import orthogonal_initializer  #
 from keras_tpu_estimator.compat.v1.initializers import random_normal_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.initializers import random_uniform_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.initializers import truncated_normal_initializer  # noqa: F401
+from keras_tpu_estimator.compat.v1.initializers import uniform_unit_scaling_initializer  # noqa: F401,E501
 from keras_tpu_estimator.compat.v1.initializers import variance_scaling_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.initializers import zeros_initializer  # noqa: F401
 from keras_tpu_estimator.compat.v1.ops import *  # noqa: F401,F403

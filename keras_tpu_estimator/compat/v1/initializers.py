@@ -116,6 +116,24 @@ class orthogonal_initializer(keras.initializers.Orthogonal):
         super().__init__(gain=gain, seed=seed)
 
 
+class identity_initializer(keras.initializers.Identity):
+    """`gain` times the identity matrix (TF1 `tf.initializers.identity`)."""
+
+    def __init__(self, gain=1.0, dtype=None):
+        super().__init__(gain=gain)
+
+
+class uniform_unit_scaling_initializer(keras.initializers.VarianceScaling):
+    """TF1's `uniform_unit_scaling_initializer`: uniform in `±factor * sqrt(3 / fan_in)`.
+
+    `fan_in` is the product of all but the last dimension, as
+    `variance_scaling_initializer(factor ** 2, 'fan_in', 'uniform')` reads it.
+    """
+
+    def __init__(self, factor=1.0, seed=None, dtype=None):
+        super().__init__(scale=factor**2, mode="fan_in", distribution="uniform", seed=seed)
+
+
 def lecun_normal(seed=None):
     """LeCun normal: `variance_scaling_initializer(1.0, 'fan_in', 'truncated_normal')`."""
     return variance_scaling_initializer(1.0, "fan_in", "truncated_normal", seed)
@@ -147,13 +165,17 @@ glorot_uniform = glorot_uniform_initializer
 glorot_normal = glorot_normal_initializer
 variance_scaling = variance_scaling_initializer
 orthogonal = orthogonal_initializer
+identity = identity_initializer
+uniform_unit_scaling = uniform_unit_scaling_initializer
 
 
 __all__ = [
     "constant", "constant_initializer", "glorot_normal", "glorot_normal_initializer",
-    "glorot_uniform", "glorot_uniform_initializer", "he_normal", "he_uniform", "lecun_normal",
+    "glorot_uniform", "glorot_uniform_initializer", "he_normal", "he_uniform", "identity",
+    "identity_initializer", "lecun_normal",
     "lecun_uniform", "ones", "ones_initializer", "orthogonal", "orthogonal_initializer",
     "random_normal", "random_normal_initializer", "random_uniform", "random_uniform_initializer",
-    "truncated_normal", "truncated_normal_initializer", "variance_scaling",
+    "truncated_normal", "truncated_normal_initializer",
+    "uniform_unit_scaling", "uniform_unit_scaling_initializer", "variance_scaling",
     "variance_scaling_initializer", "zeros", "zeros_initializer",
 ]

@@ -1,4 +1,4 @@
-"""`tf.contrib.layers`: `layer_norm`, regularizers, `xavier_initializer`.
+"""`tf.contrib.layers`: `layer_norm`, regularizers, `xavier_initializer` (and `_conv2d`).
 
 ```python
 def layer_norm(x, name=None):     # as BERT writes it
@@ -96,6 +96,26 @@ def xavier_initializer(uniform=True, seed=None, dtype=None):
     if uniform:
         return initializers.glorot_uniform_initializer(seed=seed)
     return initializers.glorot_normal_initializer(seed=seed)
+
+
+# TF1's name for the same initializer, used for convolution kernels.
+xavier_initializer_conv2d = xavier_initializer
+
+
+def l1_l2_regularizer(scale_l1=1.0, scale_l2=1.0, scope=None):
+    """`fn(weights) = scale_l1 * sum(|weights|) + scale_l2 * sum(weights ** 2) / 2`.
+
+    Raises:
+        ValueError: for a negative scale.
+    """
+    l1, l2 = l1_regularizer(scale_l1), l2_regularizer(scale_l2)
+    return lambda weights: l1(weights) + l2(weights)
+
+
+def sum_regularizer(regularizer_list, scope=None):
+    """`fn(weights)`: the sum of the regularizers of `regularizer_list` (None ones skipped)."""
+    regularizers = [r for r in regularizer_list if r is not None]
+    return lambda weights: sum(r(weights) for r in regularizers)
 
 
 def variance_scaling_initializer(factor=2.0, mode="FAN_IN", uniform=False, seed=None, dtype=None):
