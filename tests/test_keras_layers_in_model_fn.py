@@ -101,6 +101,55 @@ def test_names_are_the_same_in_every_call_whatever_keras_made_before(program):
     assert first and variable_paths(program) == first
 
 
+class TpuBatchNormalization(tf1.layers.BatchNormalization):
+    pass
+
+
+class Block(keras.layers.Layer):
+    """EfficientNet's MBConvBlock shape: Keras convolutions and tf.layers batch norms."""
+
+    def __init__(self, name):
+        super().__init__(name=name)
+        self.conv = keras.layers.Conv2D(4, 3, padding="same", use_bias=False)
+        self.depthwise = keras.layers.DepthwiseConv2D(3, padding="same", use_bias=False)
+        self.bn = TpuBatchNormalization(center=False, scale=False)
+
+    def call(self, x, training=None):
+        return self.bn(self.depthwise(self.conv(x)), training=training)
+
+
+class EfficientNetLike(keras.Model):
+    def __init__(self):
+        super().__init__(name="efficientnet-b0")
+        self.blocks = [Block(f"blocks_{i}") for i in range(2)]
+
+    def call(self, x, training=None):
+        for block in self.blocks:
+            x = block(x, training=training)
+        return x
+
+
+def test_a_model_of_keras_and_tf1_layers_is_kept_with_tf1_keras_names():
+    # The Keras layers' names are TF 2.15's graph names; its tf.layers batch
+    # norms were named outside the Keras scopes there (`tpu_batch_normalization_3`).
+    store = store_lib.VariableStore()
+    images = np.ones((2, 8, 8, 3), "float32")
+    run(lambda: EfficientNetLike()(SIMAGES, training=True), store)
+    paths = [v.path for v in store.variables]
+    run(lambda: EfficientNetLike()(images, training=True), store, building=False)
+    assert [v.path for v in store.variables] == paths
+    assert sorted(paths) == [
+        "efficientnet-b0/blocks_0/conv2d/kernel",
+        "efficientnet-b0/blocks_0/depthwise_conv2d/depthwise_kernel",
+        "efficientnet-b0/blocks_0/tpu_batch_normalization/moving_mean",
+        "efficientnet-b0/blocks_0/tpu_batch_normalization/moving_variance",
+        "efficientnet-b0/blocks_1/conv2d_1/kernel",
+        "efficientnet-b0/blocks_1/depthwise_conv2d_1/depthwise_kernel",
+        "efficientnet-b0/blocks_1/tpu_batch_normalization/moving_mean",
+        "efficientnet-b0/blocks_1/tpu_batch_normalization/moving_variance",
+    ]
+
+
 def test_later_calls_get_the_same_layer_objects_and_variables():
     store, layers = store_lib.VariableStore(), []
 
