@@ -19,6 +19,10 @@ def model_fn(features, labels, mode, params):
 
 Keys are also the variables' Keras paths, so they are stable names for
 checkpoints, layout maps and warm starts.
+
+Keras layers that `model_fn` constructs itself (`keras.layers.Dense(10)(x)`)
+are kept too, in creation order, and given back by their constructor on
+every later call: see `layer_capture`.
 """
 
 import collections
