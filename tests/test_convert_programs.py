@@ -13,6 +13,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import convert
+from keras_tpu_estimator.convert import names
 
 TF1_IMPORT = "import keras_tpu_estimator.compat.v1 as tf1\n"
 
@@ -250,3 +251,73 @@ def test_no_warning_for_names_that_work_as_they_are(use):
     source = f"import tensorflow.compat.v1 as tf\n\ndef model_fn(x):\n    return {use}\n"
     result = convert.convert_source(source)
     assert [c for c in result.changes if c.level != "INFO"] == []
+
+
+@pytest.mark.parametrize(
+    "imports, use, after",
+    [  # ALBERT's LAMB optimizer imports TensorFlow's internal op modules.
+        ("from tensorflow.python.ops import linalg_ops", "linalg_ops.norm(x, ord=2)",
+         "tf1.norm(x, ord=2)"),
+        ("from tensorflow.python.ops import array_ops", "array_ops.where(x, x, x)",
+         "tf1.where(x, x, x)"),
+        ("from tensorflow.python.ops import math_ops", "math_ops.greater(x, 0)",
+         "tf1.greater(x, 0)"),
+        ("from tensorflow.python.ops import nn_ops", "nn_ops.relu(x)", "tf1.nn.relu(x)"),
+    ],
+)
+def test_tensorflow_internal_op_modules_map_to_compat_v1(imports, use, after):
+    source = f"{imports}\n\ndef model_fn(x):\n    return {use}\n"
+    result = convert.convert_source(source)
+    assert result.source == f"{TF1_IMPORT}\ndef model_fn(x):\n    return {after}\n"
+    assert [c for c in result.changes if c.level != "INFO"] == []
+
+
+def _unsupported_cases():
+    for name in sorted(names.UNSUPPORTED):
+        if len(name.split(".")) > 1 and not name.endswith(("feature_column", "cluster_resolver")):
+            yield name
+
+
+@pytest.mark.parametrize("name", list(_unsupported_cases()))
+def test_a_name_compat_v1_runs_is_never_reported_unconvertible(name):
+    # One source of truth: what keras_tpu_estimator.compat.v1 exports (and
+    # is not an `Unsupported` placeholder) converts, whatever the table says.
+    source = f"import tensorflow.compat.v1 as tf\n\ndef model_fn(x):\n    return {name}(x)\n"
+    result = convert.convert_source(source)
+    if names.compat_v1_supports(name):
+        assert f"return tf1.{name[3:]}(x)" in result.source and not result.errors
+    else:
+        assert [c.line for c in result.errors] == [4]
+
+
+HOST_CODE = """\
+{imports}
+
+
+def vocab_from_hub(module):
+    with tf.Graph().as_default():
+        with tf.Session() as session:
+            return session.run(module)
+
+
+def model_fn(features, labels, mode, params):
+    with tf.Session() as session:
+        return session.run(features)
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, session",
+    [("import tensorflow.compat.v1 as tf", "tf.Session"),
+     ("import tensorflow as tf", "tf.compat.v1.Session")],
+)
+def test_code_no_model_fn_reaches_is_reported_as_possibly_host_code(imports, session):
+    # ALBERT's tokenization reads its vocabulary from a Hub module in a TF1 session.
+    result = convert.convert_source(HOST_CODE.format(imports=imports))
+    assert f"        with {session}() as session:\n            return session.run(module)" in (
+        result.source)
+    by_line = {(c.line, c.level) for c in result.changes if c.level != "INFO"}
+    assert by_line == {(5, "WARNING"), (6, "WARNING"), (11, "ERROR")}
+    host = [c.message for c in result.changes if c.line in (5, 6) and c.level == "WARNING"]
+    assert all("No model_fn reaches this code" in m or "no model_fn reaches this code" in m
+               for m in host)

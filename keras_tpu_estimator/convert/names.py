@@ -168,6 +168,12 @@ UNSUPPORTED = {
 # Fine where they are in an input pipeline or on the host.
 INPUT_SIDE_OK = ("tf.py_func", "tf.py_function", "tf.numpy_function", "tf.placeholder")
 
+# Unsupported in model_fn, but TensorFlow 2 runs them on the host (through
+# `tf.compat.v1`): in code no model_fn reaches, a warning, not an error.
+HOST_RUNS = INPUT_SIDE_OK + (
+    "tf.Session", "tf.InteractiveSession", "tf.train.Saver", "tf.train.MonitoredTrainingSession",
+)
+
 # Calls that construct a TPU cluster resolver: they become `None`, which
 # RunConfig(cluster=...) takes; JAX finds the devices.
 CLUSTER_RESOLVERS = (
@@ -225,6 +231,15 @@ _INTERNAL_ESTIMATOR_MODULES = (
     ("tensorflow.contrib.tpu.python.tpu.tpu_optimizer", "tf.tpu"),
 )
 
+# TensorFlow's internal op modules, which export the TF1 functions
+# (`from tensorflow.python.ops import math_ops`: ALBERT's LAMB): a name of
+# theirs that compat.v1 has is that name.
+_INTERNAL_OPS_MODULES = tuple(
+    (f"tf.python.ops.{module}", "tf") for module in (
+        "array_ops", "math_ops", "linalg_ops", "random_ops", "check_ops", "clip_ops",
+        "control_flow_ops", "init_ops", "state_ops", "variable_scope", "variables")
+) + tuple((f"tf.python.ops.{module}", "tf.nn") for module in ("nn", "nn_ops", "nn_impl"))
+
 
 def is_tensorflow(module):
     """Whether an imported module name is TensorFlow (or its estimator package)."""
@@ -248,6 +263,11 @@ def normalize(name):
         name = "tf" + name[len("tensorflow"):]
     if is_under(name, "tf.compat.v1"):
         name = "tf" + name[len("tf.compat.v1"):]
+    for internal, public in _INTERNAL_OPS_MODULES:
+        if name.startswith(internal + "."):
+            candidate = public + name[len(internal):]
+            if compat_v1_has(candidate[3:]):
+                return candidate
     if name.startswith("tf.contrib.tpu.") and not name.startswith("tf.contrib.tpu.python"):
         member = name[len("tf.contrib.tpu."):].split(".")[0]
         estimator_names = ("TPUEstimator", "TPUEstimatorSpec", "RunConfig", "TPUConfig",
@@ -286,6 +306,20 @@ def compat_v1_has(path):
         if not _public(value):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def compat_v1_supports(name):
+    """Whether canonical `name` (`"tf.train.Saver"`) runs in `compat.v1`:
+    exported, and not one of its `Unsupported` placeholders."""
+    if not name.startswith("tf.") or not compat_v1_has(name[3:]):
+        return False
+    from keras_tpu_estimator.compat.v1 import unsupported
+
+    value = importlib.import_module(TF1_MODULE)
+    for part in name[3:].split("."):
+        value = getattr(value, part)
+    return not isinstance(value, unsupported.Unsupported)
 
 
 @functools.lru_cache(maxsize=None)

@@ -48,6 +48,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
         self.rewritten = collections.Counter()  # (id(scope), name) -> reads rewritten
         self.skip = set()  # ids of alias statements' values, visited once kept
         self.removed = []  # statements to remove
+        self.unreached = True  # outside every def that a seed reaches
 
     # Positions and reports.
 
@@ -92,6 +93,15 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
         return self
 
     def visit(self, node, side):
+        if self.unreached and isinstance(node, sides_lib._DEFS) and (
+            id(node) in self.sides.side
+        ):
+            self.unreached = False  # inside code a seed reaches (see `sides`)
+            try:
+                self.visit(node, side)
+            finally:
+                self.unreached = True
+            return
         if isinstance(node, sides_lib._DEFS):
             side = self.sides.of(node, side)
         if id(node) in self.skip:
@@ -148,6 +158,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
         """Rewrites or reports one name; True if it no longer uses its binding."""
         full = names_lib.normalize(".".join([root] + parts[1:]))
         on_model = side == sides_lib.MODEL
+        host_only = False  # reported as fine on the host only
         # The longest prefix of the chain that a table knows decides.
         for length in range(len(parts), 0, -1):
             raw = ".".join([root] + parts[1:length])
@@ -167,7 +178,14 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 return True
             if name in names_lib.UNSUPPORTED and not (
                 side != sides_lib.MODEL and name in names_lib.INPUT_SIDE_OK
-            ):
+            ) and not (side != sides_lib.INPUT and names_lib.compat_v1_supports(name)):
+                if self.unreached and name in names_lib.HOST_RUNS:
+                    self.report(node, "WARNING", (
+                        f"'{full}' left on TensorFlow: no model_fn reaches this code, so it "
+                        "may run on the host, where TensorFlow runs it; in model_fn it "
+                        f"cannot be converted: {names_lib.UNSUPPORTED[name]}"))
+                    host_only = True
+                    break
                 self.report(node, "ERROR",
                             f"'{full}' cannot be converted: {names_lib.UNSUPPORTED[name]}")
                 return False
@@ -182,7 +200,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 return True
         if root == "tf" and ".".join([root] + parts[1:]) == full:
             # TensorFlow 2 itself, by its own name: TF1 names it lacks are respelled.
-            spelling = names_lib.tf2_spelling(full, compat_v1=not on_model)
+            spelling = names_lib.tf2_spelling(full, compat_v1=not on_model or self.unreached)
             if spelling:
                 length, target = spelling
                 text = parts[0] + target[2:]
@@ -190,7 +208,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 self.report(chain[length - 1], "INFO",
                             f"Renamed '{'.'.join(parts[:length])}' to '{text}'")
                 return False
-        if any(names_lib.is_under(full, safe) for safe in names_lib.HOST_SAFE):
+        if host_only or any(names_lib.is_under(full, safe) for safe in names_lib.HOST_SAFE):
             return False
         if full in names_lib.PLAIN_VALUES:
             return False
@@ -207,6 +225,12 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
             self.report(node, "ERROR",
                         f"'{full}' is not in keras_tpu_estimator.compat.v1.{module}: "
                         "rewrite it with keras.ops / keras.layers")
+        elif on_model and full != "tf" and self.unreached:
+            self.report(node, "WARNING",
+                        f"'{full}' left on TensorFlow: it is not in "
+                        "keras_tpu_estimator.compat.v1. No model_fn reaches this code, so "
+                        "it may run on the host, where TensorFlow works; if model_fn "
+                        "calls it, rewrite it with keras.ops (model_fn is traced by JAX)")
         elif on_model and full != "tf":
             self.report(node, "WARNING",
                         f"'{full}' left on TensorFlow: it is not in "
