@@ -19,6 +19,10 @@ then traced into the compiled step. So:
 
 Outside `model_fn`, `get_or_create_global_step()` returns `GLOBAL_STEP`: a
 hook that fetches it (or `session.run`s it) gets the global step.
+
+`check_fetches` and `resolve` check and resolve a hook's fetches, nested in
+lists, tuples and dicts: tensors, the global step, variables, and the names
+of `FETCHABLE`.
 """
 
 import types
@@ -27,6 +31,9 @@ import weakref
 import jax
 import keras
 import numpy as np
+
+from keras_tpu_estimator.hooks._common import describe
+from keras_tpu_estimator.spec import ModeKeys
 
 # How deep the walk looks into a hook's attributes, and how many values it
 # visits at most: hooks hold their tensors in attributes, dicts and lists.
@@ -66,6 +73,13 @@ class GlobalStepHandle:
 
 
 GLOBAL_STEP = GlobalStepHandle()
+
+#: The names a hook may fetch in each mode (besides tensors, the global step, variables).
+FETCHABLE = {
+    ModeKeys.TRAIN: ("loss", "global_step", "losses"),
+    ModeKeys.EVAL: ("global_step",),
+    ModeKeys.PREDICT: ("global_step",),
+}
 
 
 def is_symbolic(value):
@@ -270,3 +284,88 @@ def unknown_tensor_error(hook, tensor):
         "(tf1.train.get_or_create_global_step()) and the names 'loss', "
         "'losses' and 'global_step'."
     )
+
+
+# ----------------------------------------------------------------------
+# Checking and resolving what `SessionRunArgs` and `session.run` fetch.
+
+
+def check_feed_dict(feed_dict, owner):
+    """Raises ValueError for a non-empty `feed_dict`: there is no graph to feed."""
+    if feed_dict:
+        raise ValueError(
+            f"{owner} gave feed_dict={describe(feed_dict)}: there is no graph "
+            "to feed on this runtime; `feed_dict` must be None."
+        )
+
+
+def variable_of(fetch):
+    """The `keras.Variable` of a variable or TF1 variable view; else None."""
+    if isinstance(fetch, keras.Variable):
+        return fetch
+    variable = getattr(fetch, "variable", None)
+    return variable if isinstance(variable, keras.Variable) else None
+
+
+def _is_leaf_fetch(fetch, mode, hook):
+    """Whether `fetch` is one thing a hook may fetch in `mode` (not a structure)."""
+    if isinstance(fetch, str):
+        return fetch in FETCHABLE[mode]
+    if fetch is GLOBAL_STEP or variable_of(fetch) is not None:
+        return True
+    if is_symbolic(fetch):
+        return hook is not None and is_registered(hook, fetch)
+    return False
+
+
+def check_fetches(fetches, mode, owner, hook=None):
+    """Raises ValueError unless `fetches` is None or fetchable things, nested."""
+    names = FETCHABLE[mode]
+
+    def check(fetch):
+        if fetch is None:
+            return
+        if isinstance(fetch, dict):
+            for value in fetch.values():
+                check(value)
+            return
+        if isinstance(fetch, (list, tuple)):
+            for value in fetch:
+                check(value)
+            return
+        if not _is_leaf_fetch(fetch, mode, hook):
+            fail(fetch)
+
+    def fail(fetch):
+        if is_symbolic(fetch):
+            raise unknown_tensor_error(hook, fetch)
+        raise ValueError(
+            f"{owner} asked to fetch {describe(fetches)}: {describe(fetch)} "
+            "cannot be fetched. A hook fetches the tensors of model_fn it holds "
+            "(built in model_fn and returned in the spec's hooks), the global "
+            "step (tf1.train.get_or_create_global_step()), variables, and by "
+            f"name: in mode {mode!r} the names are {list(names)} (or lists, "
+            "tuples and dicts of these)."
+            + (
+                " 'loss' is the loss of the loop's last step, 'losses' the "
+                "loss of every step of the loop."
+                if mode == ModeKeys.TRAIN
+                else ""
+            )
+        )
+
+    check(fetches)
+
+
+def resolve(fetches, values):
+    """The values of checked `fetches`, in their structure."""
+    if fetches is None:
+        return None
+    if isinstance(fetches, dict):
+        return {k: resolve(v, values) for k, v in fetches.items()}
+    if isinstance(fetches, (list, tuple)):
+        items = [resolve(v, values) for v in fetches]
+        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+            return type(fetches)(*items)
+        return type(fetches)(items)
+    return values(fetches)

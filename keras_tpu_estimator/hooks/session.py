@@ -17,18 +17,16 @@ from keras_tpu_estimator.hooks._common import describe as _describe
 from keras_tpu_estimator.hooks._common import global_step_of as _global_step
 from keras_tpu_estimator.hooks._common import is_session_run_hook
 from keras_tpu_estimator.hooks import fetches as fetches_lib
+from keras_tpu_estimator.hooks.fetches import FETCHABLE  # noqa: F401  (exported here too)
+from keras_tpu_estimator.hooks.fetches import check_feed_dict as _check_feed_dict
+from keras_tpu_estimator.hooks.fetches import check_fetches as _check_fetches
+from keras_tpu_estimator.hooks.fetches import resolve as _resolve
+from keras_tpu_estimator.hooks.fetches import variable_of as _variable_of
 from keras_tpu_estimator.engine.logs import hook_values_of
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.spec import ModeKeys
 
 _MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
-
-#: The names a hook may fetch in each mode (besides tensors, the global step, variables).
-FETCHABLE = {
-    ModeKeys.TRAIN: ("loss", "global_step", "losses"),
-    ModeKeys.EVAL: ("global_step",),
-    ModeKeys.PREDICT: ("global_step",),
-}
 
 # The attribute of the model that stops each mode's loop (Keras's names).
 _STOP_ATTRIBUTE = {
@@ -147,86 +145,6 @@ class HostSession:
         _check_feed_dict(feed_dict, "session.run")
         _check_fetches(fetches, self._mode, "session.run", self._hook)
         return _resolve(fetches, self._values)
-
-
-def _check_feed_dict(feed_dict, owner):
-    if feed_dict:
-        raise ValueError(
-            f"{owner} gave feed_dict={_describe(feed_dict)}: there is no graph "
-            "to feed on this runtime; `feed_dict` must be None."
-        )
-
-
-def _variable_of(fetch):
-    """The `keras.Variable` of a variable or TF1 variable view; else None."""
-    if isinstance(fetch, keras.Variable):
-        return fetch
-    variable = getattr(fetch, "variable", None)
-    return variable if isinstance(variable, keras.Variable) else None
-
-
-def _is_leaf_fetch(fetch, mode, hook):
-    """Whether `fetch` is one thing a hook may fetch in `mode` (not a structure)."""
-    if isinstance(fetch, str):
-        return fetch in FETCHABLE[mode]
-    if fetch is fetches_lib.GLOBAL_STEP or _variable_of(fetch) is not None:
-        return True
-    if fetches_lib.is_symbolic(fetch):
-        return hook is not None and fetches_lib.is_registered(hook, fetch)
-    return False
-
-
-def _check_fetches(fetches, mode, owner, hook=None):
-    """Raises ValueError unless `fetches` is None or fetchable things, nested."""
-    names = FETCHABLE[mode]
-
-    def check(fetch):
-        if fetch is None:
-            return
-        if isinstance(fetch, dict):
-            for value in fetch.values():
-                check(value)
-            return
-        if isinstance(fetch, (list, tuple)):
-            for value in fetch:
-                check(value)
-            return
-        if not _is_leaf_fetch(fetch, mode, hook):
-            fail(fetch)
-
-    def fail(fetch):
-        if fetches_lib.is_symbolic(fetch):
-            raise fetches_lib.unknown_tensor_error(hook, fetch)
-        raise ValueError(
-            f"{owner} asked to fetch {_describe(fetches)}: {_describe(fetch)} "
-            "cannot be fetched. A hook fetches the tensors of model_fn it holds "
-            "(built in model_fn and returned in the spec's hooks), the global "
-            "step (tf1.train.get_or_create_global_step()), variables, and by "
-            f"name: in mode {mode!r} the names are {list(names)} (or lists, "
-            "tuples and dicts of these)."
-            + (
-                " 'loss' is the loss of the loop's last step, 'losses' the "
-                "loss of every step of the loop."
-                if mode == ModeKeys.TRAIN
-                else ""
-            )
-        )
-
-    check(fetches)
-
-
-def _resolve(fetches, values):
-    """The values of checked `fetches`, in their structure."""
-    if fetches is None:
-        return None
-    if isinstance(fetches, dict):
-        return {k: _resolve(v, values) for k, v in fetches.items()}
-    if isinstance(fetches, (list, tuple)):
-        items = [_resolve(v, values) for v in fetches]
-        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-            return type(fetches)(*items)
-        return type(fetches)(items)
-    return values(fetches)
 
 
 # ----------------------------------------------------------------------
