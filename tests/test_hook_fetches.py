@@ -202,3 +202,19 @@ def test_a_tensor_too_large_to_output_every_step_is_an_error_naming_the_limit(tm
     est = estimator(tmp_path, model_fn_with(lambda mode, t: [Fetcher(t["features"])]), 4)
     with pytest.raises(ValueError, match=f"at most {BATCH - 1} elements"):
         est.train(input_fn_of(batch_sums(4)), max_steps=4)
+
+
+@pytest.mark.parametrize("device_loop", ["scan", "host"])
+def test_an_estimator_model_runs_the_spec_hooks_it_is_given_in_either_device_loop(device_loop):
+    x = batch_sums(10)
+    model = kte.EstimatorModel(
+        model_fn_with(lambda mode, t: [Fetcher(t["batch_sum"])]),
+        config=kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=4)),
+        train_batch_size=BATCH, device_loop=device_loop,
+    )
+    model.compile()
+    model.build_from_batch(TRAIN, ({"x": x[:BATCH]}, np.zeros(BATCH, "float32")))
+    callbacks = kte.hooks.as_callbacks(model.spec_hooks[TRAIN], TRAIN)
+    model.fit(({"x": x}, np.zeros(len(x), "float32")), callbacks=callbacks, shuffle=False, verbose=0)
+    [hook] = model.spec_hooks[TRAIN]
+    assert [float(v) for v in hook.results] == [3.0, 7.0, 9.0]
