@@ -75,27 +75,29 @@ def test_a_cached_then_repeated_dataset_trains_on_every_example(tmp_path):
     assert seen(trained) == set(range(N))
 
 
-def counted(reads):
-    """A dataset of N examples whose generator counts each example it yields."""
+def counted(reads, inner_shape):
+    """A dataset of N examples whose generator counts each example it yields;
+    a feature "v" of `inner_shape` (None: unknown, a shape tf.data cannot stack)."""
 
     def generate():
         for i in range(N):
             reads.append(i)
-            yield {"i": np.int32(i)}
+            yield {"i": np.int32(i), "v": np.zeros(2, "float32")}
 
-    signature = {"i": tf.TensorSpec([], tf.int32)}
+    signature = {"i": tf.TensorSpec([], tf.int32), "v": tf.TensorSpec([inner_shape], tf.float32)}
     return tf.data.Dataset.from_generator(generate, output_signature=signature)
 
 
+@pytest.mark.parametrize("inner_shape", [2, None], ids=["static shapes", "unknown shapes"])
 @pytest.mark.parametrize("mode", ["train", "evaluate", "predict"])
-def test_a_dataset_is_read_once_per_pass(tmp_path, mode):
+def test_a_dataset_is_read_once_per_pass(tmp_path, mode, inner_shape):
     reads = []
     model = estimator(tmp_path)
     if mode != "train":
         model.train(lambda params: indices().batch(B, drop_remainder=True), max_steps=1)
 
     def input_fn(params):
-        return counted(reads).batch(params["batch_size"])
+        return counted(reads, inner_shape).batch(params["batch_size"])
 
     if mode == "train":
         model.train(input_fn)
