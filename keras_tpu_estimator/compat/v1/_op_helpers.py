@@ -89,6 +89,57 @@ def unary_op(keras_op, doc):
     return apply
 
 
+def _is_static_leaf(value):
+    if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
+        return not isinstance(value, np.ndarray) or value.dtype != object or all(
+            _is_static_leaf(v) for v in value.reshape(-1))
+    return is_symbolic_dim(value)
+
+
+def static_values(values):
+    """`values` (a list) as numpy arrays if every one is a shape known while tracing, else None.
+
+    Known: Python and numpy integers and integer arrays, and shapes from `shape()`,
+    whose dimensions may be symbolic (an export's batch size); the arrays
+    then hold objects. Shape arithmetic on them (`concat`, `stack`) stays
+    static, as TF1 folded it, and can shape a `reshape`.
+    """
+    arrays = []
+    for value in values:
+        leaves = value if isinstance(value, (list, tuple)) else [value]
+        if not all(_is_static_leaf(v) for v in leaves):
+            return None
+        symbolic = any(
+            is_symbolic_dim(v) or (isinstance(v, np.ndarray) and v.dtype == object)
+            for v in leaves
+        )
+        if symbolic:
+            array = np.empty(np.shape(value) if not isinstance(value, list) else len(value),
+                             dtype=object)
+            array[...] = value if not isinstance(value, list) else list(value)
+            arrays.append(array)
+        else:
+            array = np.asarray(value)
+            if array.dtype.kind not in "iu":
+                return None  # Values, not shapes: computed as tensors.
+            arrays.append(array)
+    return arrays
+
+
+def symbolic_dims_as_tensor(value):
+    """An object array of dimensions (some symbolic) as an int32 JAX array; anything else as is."""
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        import jax.numpy as jnp
+
+        flat = [jnp.asarray(d, "int32") for d in value.reshape(-1)]
+        return jnp.stack(flat).reshape(value.shape) if flat else jnp.zeros(value.shape, "int32")
+    if is_symbolic_dim(value):
+        import jax.numpy as jnp
+
+        return jnp.asarray(value, "int32")
+    return value
+
+
 def static_value(value):
     """Returns `value` as a numpy array, or None when it is only known at run time."""
     if isinstance(value, keras.KerasTensor) or is_symbolic_dim(value):

@@ -29,6 +29,8 @@ from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
 from keras_tpu_estimator.compat.v1._op_helpers import dimension as _dimension
 from keras_tpu_estimator.compat.v1._op_helpers import is_symbolic_dim as _is_symbolic_dim
 from keras_tpu_estimator.compat.v1._op_helpers import static_shape as _static_shape
+from keras_tpu_estimator.compat.v1._op_helpers import static_values as _static_values
+from keras_tpu_estimator.compat.v1._op_helpers import symbolic_dims_as_tensor as _dims_as_tensor
 from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
@@ -78,7 +80,7 @@ def argmin(input, axis=None, name=None, dimension=None, output_type="int64"):  #
 
 def cast(x, dtype, name=None):
     """`x` converted to `dtype` (a `tf1` dtype or dtype name)."""
-    return ops.cast(x, str(dtypes.as_dtype(dtype)))
+    return ops.cast(_dims_as_tensor(x), str(dtypes.as_dtype(dtype)))
 
 
 def to_float(x, name=None):
@@ -184,11 +186,19 @@ def transpose(a, perm=None, name=None, conjugate=False):
 
 
 def concat(values, axis, name=None):
-    return ops.concatenate(list(values), axis=axis)
+    """`values` joined along `axis`; static shape values (from `shape()`) stay static."""
+    static = _static_values(list(values))
+    if static is not None:
+        return np.concatenate(static, axis=axis)
+    return ops.concatenate([_dims_as_tensor(v) for v in values], axis=axis)
 
 
 def stack(values, axis=0, name=None):
-    return ops.stack(list(values), axis=axis)
+    """`values` stacked on a new `axis`; static shape values (from `shape()`) stay static."""
+    static = _static_values(list(values))
+    if static is not None:
+        return np.stack(static, axis=axis)
+    return ops.stack([_dims_as_tensor(v) for v in values], axis=axis)
 
 
 def unstack(value, num=None, axis=0, name=None):
