@@ -20,9 +20,17 @@ and rewrites it in place:
   `Dataset.map/apply/interleave/filter` and `map_and_batch`, what they
   call, and modules only input code imports. TF1 names that TensorFlow 2
   moved (`tf.parse_single_example`, `tf.logging`) get their TF 2 spelling;
+- TF1 spellings in input code that TensorFlow 2 lacks become its spelling
+  (`tf.random_normal` -> `tf.random.normal`, `ds.make_one_shot_iterator()`
+  -> `tf.compat.v1.data.make_one_shot_iterator(ds)`, other names
+  -> `tf.compat.v1.*`); `tf.contrib.keras` becomes `keras`;
 - `tf.disable_v2_behavior()` and the like are removed, TPU cluster resolvers
   become `None` (JAX finds the devices), and imports that nothing uses after
-  the conversion are removed.
+  the conversion are removed; a `tf.contrib` import still in use becomes a
+  placeholder that raises where it is used, so the module still imports.
+
+The program's own modules are followed through every form of import
+(`import utils`, `import pkg.mod`, `from . import mod`, `from mod import f`).
 
 Calls with no equivalent here (feature columns, `py_func` in `model_fn`,
 sessions, placeholders, ...) are left as they are and reported as errors
