@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 
 import keras_tpu_estimator as kte
+from keras_tpu_estimator import graph_input
 
 from model_fns import estimator_config
 
@@ -213,6 +214,21 @@ def test_an_iterator_fed_by_a_hook_is_refused_with_advice(tmp_path):
 
     with pytest.raises(ValueError, match=r"(?s)not initialized.*Return a tf\.data\.Dataset"):
         estimator(tmp_path).train(input_fn, max_steps=2)
+
+
+@pytest.mark.parametrize("make, changing", [
+    (lambda: one_shot(indices().batch(B)), True),
+    (lambda: {"i": tf1.random_normal([B])}, True),
+    (lambda: {"i": tf.constant(np.arange(N))}, False),
+    (lambda: {"i": tf.one_hot(tf.constant(np.arange(N)), 3)}, False),
+], ids=["iterator", "random", "constant", "computed from constants"])
+def test_tensors_change_per_run_when_an_iterator_or_random_op_is_behind_them(make, changing):
+    assert graph_input.GraphInput(make).changing == changing
+
+
+def test_a_graph_input_yields_batches_until_its_iterator_ends():
+    graph = graph_input.GraphInput(lambda: one_shot(indices(N + 3).batch(B)))
+    assert [len(features["i"]) for features, _ in graph] == [B] * (N // B) + [3]
 
 
 # -- Arrays: a whole input, refused where they look like one batch a step. ----
