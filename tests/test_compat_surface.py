@@ -15,6 +15,8 @@ arrays of `FEATURES`, batch first) and returns a tensor or a tuple of them.
 checks every public op of the op modules has a row.
 """
 
+import inspect
+
 import jax
 import keras
 import numpy as np
@@ -334,6 +336,22 @@ CASES = [
     ("nn.zero_fraction", lambda f: tf1.nn.zero_fraction(tf1.nn.relu(f["m"]))),
     ("nn.xw_plus_b", lambda f: tf1.nn.xw_plus_b(f["m"], tf1.constant(W), tf1.ones([2]))),
     ("nn.relu_layer", lambda f: tf1.nn.relu_layer(f["m"], tf1.constant(W), tf1.ones([2]))),
+    # losses (into GraphKeys.LOSSES, as TF1).
+    ("losses.sparse_softmax_cross_entropy", lambda f: tf1.losses.sparse_softmax_cross_entropy(
+        f["labels"], f["logits"], weights=tf1.to_float(f["labels"] > 0))),
+    ("losses.softmax_cross_entropy", lambda f: tf1.losses.softmax_cross_entropy(
+        tf1.one_hot(f["labels"], 6), f["logits"], label_smoothing=0.1)),
+    ("losses.sigmoid_cross_entropy", lambda f: tf1.losses.sigmoid_cross_entropy(
+        tf1.to_float(f["m"] > 0), f["u"])),
+    ("losses.mean_squared_error", lambda f: tf1.losses.mean_squared_error(f["m"], f["u"])),
+    ("losses.absolute_difference", lambda f: tf1.losses.absolute_difference(f["m"], f["u"])),
+    ("losses.huber_loss", lambda f: tf1.losses.huber_loss(f["m"], f["u"], delta=0.5)),
+    ("losses.log_loss", lambda f: tf1.losses.log_loss(tf1.to_float(f["m"] > 0),
+                                                      tf1.sigmoid(f["u"]))),
+    ("losses.compute_weighted_loss", lambda f: tf1.losses.compute_weighted_loss(
+        f["p"], weights=tf1.to_float(f["m"] > 0))),
+    ("losses.get_total_loss", lambda f: (tf1.losses.mean_squared_error(f["m"], f["u"]),
+                                         tf1.losses.get_total_loss())),
     # initializers, through get_variable (created in the build pass).
     ("get_variable", lambda f: tf1.matmul(f["m"], tf1.get_variable(
         "w", [5, 2], initializer=tf1.truncated_normal_initializer(stddev=0.02)))),
@@ -350,6 +368,9 @@ NOT_OPS = {
     "boolean_mask": "value-dependent output size: raises NotImplementedError, tested in test_compat_ops",
     "unique": "value-dependent output size: raises NotImplementedError",
     "Dimension": "a class (TF1's tensor_shape.Dimension), not an op",
+    **{f"losses.{n}": "a collection accessor, not an op" for n in (
+        "add_loss", "add_to_collection", "get_collection", "get_losses",
+        "get_regularization_loss", "get_regularization_losses")},
 }
 
 
@@ -434,5 +455,7 @@ def test_the_table_covers_the_surface():
     names |= {f"nn.{n}" for n in dir(tf1.nn)
               if not n.startswith("_") and callable(getattr(tf1.nn, n))
               and getattr(getattr(tf1.nn, n), "__module__", "").startswith("keras_tpu_estimator")}
+    names |= {f"losses.{n}" for n in dir(tf1.losses)
+              if inspect.isfunction(getattr(tf1.losses, n)) and not n.startswith("_")}
     covered = {op.split("/")[0] for op, _ in CASES}
     assert sorted(names - covered - set(NOT_OPS)) == []
