@@ -91,6 +91,13 @@ def test_the_model_side_is_found_through_every_form_of_import(
             "import keras_tpu_estimator as kte\n\ndef main():\n"
             "    return kte.checkpoint.load_global_step_from_checkpoint_dir(FLAGS.model_dir)\n",
         ),
+        (  # ALBERT's STS-B metric_fn
+            "from tensorflow.contrib import metrics as contrib_metrics\n\n"
+            "def metric_fn(logits):\n"
+            "    return contrib_metrics.streaming_concat(logits)\n",
+            TF1_IMPORT + "\ndef metric_fn(logits):\n"
+            "    return tf1.contrib.metrics.streaming_concat(logits)\n",
+        ),
         (  # cifar_keras
             "from tensorflow.contrib import keras as contrib_keras\n\n"
             "def model_fn(features):\n"
