@@ -30,6 +30,7 @@ import jax
 
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import grouped_input
 from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator.engine import ahead
 from keras_tpu_estimator.engine import placement
@@ -107,7 +108,7 @@ class Feed:
         ]
         if len(sources) == 1 and plan.group == 1:
             return sources[0]
-        return inputs_lib.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
+        return grouped_input.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
 
     def _input_fn_params(self, context):
         params = dict(self._params, context=context)
