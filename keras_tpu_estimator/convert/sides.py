@@ -22,6 +22,8 @@ side, except in input modules.
 import ast
 import collections
 
+from keras_tpu_estimator.convert import scopes as scopes_lib
+
 MODEL, INPUT, HOST = "model", "input", "host"
 
 # Dataset transformations whose function arguments belong to the input pipeline.
@@ -42,17 +44,6 @@ def is_dataset_call(node):
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in DATASET_METHODS
     )
-
-
-def _dotted(node):
-    """`["pkg", "mod", "f"]` for the chain `pkg.mod.f`, or None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return [node.id] + parts[::-1]
 
 
 def _seed_side(name):
@@ -172,7 +163,7 @@ class Sides:
                 found += self._defs_at(module.imports[node.id])
             return found
         if isinstance(node, ast.Attribute):
-            parts = _dotted(node)
+            parts, _ = scopes_lib.dotted(node)
             if parts is None:
                 return []
             if parts[0] in module.imports:
