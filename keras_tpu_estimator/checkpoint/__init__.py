@@ -67,7 +67,6 @@ from keras_tpu_estimator.checkpoint.readers import list_variables
 from keras_tpu_estimator.checkpoint.readers import load_variable
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
 from keras_tpu_estimator.checkpoint.saver import NonFiniteWeightsError
-from keras_tpu_estimator.checkpoint.global_step import load_global_step_from_checkpoint_dir
 from keras_tpu_estimator.checkpoint.trainer_lock import ModelDirInUseError
 from keras_tpu_estimator.checkpoint.trainer_lock import TrainerLock
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
