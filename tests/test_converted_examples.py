@@ -101,7 +101,7 @@ def test_bert_classifier_fine_tunes_from_its_first_checkpoint(tmp_path):
     name = "bert/encoder/layer_0/attention/self/query/kernel"
     pretrained = kte.checkpoint.latest_checkpoint(str(tmp_path / "pretrain"))
     np.testing.assert_array_equal(
-        kte.checkpoint.load_variable(str(tmp_path / "classifier" / "0"), name),
+        kte.checkpoint.load_variable(str(tmp_path / "classifier" / "model.ckpt-0"), name),
         kte.checkpoint.load_variable(pretrained, name),
     )
     # The host_call wrote its summaries, the learning rate warming up.
