@@ -91,9 +91,10 @@ def test_resnet_trains_with_batch_norm_statistics(tmp_path):
 
 def test_bert_classifier_fine_tunes_from_its_first_checkpoint(tmp_path):
     bert = load_example("bert_classifier")
-    # A short run needs a higher rate than the example's 300 + 300 steps.
+    # A short run of the example's 300 + 300 steps, at its own rate (3e-3
+    # learned or not depending on the order of the shuffled batches).
     results = bert.main(
-        work_dir=str(tmp_path), pretrain_steps=20, train_steps=50, learning_rate=3e-3
+        work_dir=str(tmp_path), pretrain_steps=20, train_steps=50, learning_rate=1e-3
     )
     assert results["eval_accuracy"] >= 0.9
 
