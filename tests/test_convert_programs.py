@@ -279,6 +279,20 @@ def test_tensorflow_internal_op_modules_map_to_compat_v1(imports, use, after):
     assert [c for c in result.changes if c.level != "INFO"] == []
 
 
+@pytest.mark.parametrize("use", [
+    "tf.keras.backend.set_learning_phase(True)",
+    "tf.compat.v1.keras.backend.set_learning_phase(True)",
+    "tf.keras.backend.learning_phase()",
+])
+def test_keras_backend_functions_keras_3_dropped_map_to_compat_v1(use):
+    # EfficientNet sets the learning phase in model_fn; Keras 3 has no such call.
+    source = f"import tensorflow as tf\n\ndef model_fn(x):\n    {use}\n    return x\n"
+    result = convert.convert_source(source)
+    call = use.split("backend.")[1]
+    assert f"tf1.keras_backend.{call}" in result.source
+    assert not result.errors
+
+
 def _unsupported_cases():
     for name in sorted(names.UNSUPPORTED):
         if len(name.split(".")) > 1 and not name.endswith(("feature_column", "cluster_resolver")):

@@ -239,6 +239,9 @@ _INTERNAL_OPS_MODULES = tuple(
         "array_ops", "math_ops", "linalg_ops", "random_ops", "check_ops", "clip_ops",
         "control_flow_ops", "init_ops", "state_ops", "variable_scope", "variables")
 ) + tuple((f"tf.python.ops.{module}", "tf.nn") for module in ("nn", "nn_ops", "nn_impl"))
+# TF1 Keras backend functions that Keras 3 dropped (`set_learning_phase`): a
+# name compat.v1's `keras_backend` has is that name.
+_INTERNAL_OPS_MODULES += (("tf.keras.backend", "tf.keras_backend"),)
 
 
 def is_tensorflow(module):
