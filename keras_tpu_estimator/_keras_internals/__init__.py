@@ -20,6 +20,8 @@ from keras.src.backend.common import global_state
 from keras.src.backend.common.keras_tensor import KerasTensor
 from keras.src.layers.layer import CallContext
 
+from keras_tpu_estimator._keras_internals.global_attributes import global_attribute
+
 
 @contextlib.contextmanager
 def bound_values(variables, values):
@@ -51,14 +53,10 @@ def current_values(variables):
 @contextlib.contextmanager
 def training_context(training):
     """Layers called inside the block resolve `training` to this value."""
-    previous = global_state.get_global_attribute("current_call_ctx")
     context = CallContext(entry_layer=None)
     context.set_value("training", training)
-    global_state.set_global_attribute("current_call_ctx", context)
-    try:
+    with global_attribute("current_call_ctx", context):
         yield
-    finally:
-        global_state.set_global_attribute("current_call_ctx", previous)
 
 
 def set_training(training):
@@ -240,23 +238,16 @@ def stateless_scope_as_bound_values(variables):
         return
     values = [scope.get_current_value(v) for v in variables]
     mapped = [(v, x) for v, x in zip(variables, values) if x is not None]
-    global_state.set_global_attribute("stateless_scope", None)
-    try:
-        with bound_values([v for v, _ in mapped], [x for _, x in mapped]):
-            yield
-    finally:
-        global_state.set_global_attribute("stateless_scope", scope)
+    with global_attribute("stateless_scope", None), \
+            bound_values([v for v, _ in mapped], [x for _, x in mapped]):
+        yield
 
 
 @contextlib.contextmanager
 def top_level_name_scope():
     """Closes every Keras name scope inside the block: new paths start at the top."""
-    saved = global_state.get_global_attribute("name_scope_stack")
-    global_state.set_global_attribute("name_scope_stack", [])
-    try:
+    with global_attribute("name_scope_stack", []):
         yield
-    finally:
-        global_state.set_global_attribute("name_scope_stack", saved)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,8 @@ import threading
 
 from keras.src.backend.common import global_state
 
+from keras_tpu_estimator._keras_internals.global_attributes import global_attribute
+
 _layers_local = threading.local()
 _layers_lock = threading.Lock()
 _layers_users = 0
@@ -29,12 +31,8 @@ def object_names(uids):
     were made before; TF1 counted per graph. `uids` is a
     `collections.defaultdict(int)`, e.g. a fresh one per `model_fn` call.
     """
-    saved = global_state.get_global_attribute("object_name_uids")
-    global_state.set_global_attribute("object_name_uids", uids)
-    try:
+    with global_attribute("object_name_uids", uids):
         yield
-    finally:
-        global_state.set_global_attribute("object_name_uids", saved)
 
 
 def reserve_object_name(name):
