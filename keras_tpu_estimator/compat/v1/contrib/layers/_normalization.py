@@ -1,4 +1,4 @@
-"""`tf.contrib.layers`: `layer_norm`, regularizers, `xavier_initializer` (and `_conv2d`).
+"""`tf.contrib.layers.layer_norm` (and `batch_norm`): normalization layers with TF1's variable names.
 
 ```python
 def layer_norm(x, name=None):     # as BERT writes it
@@ -7,7 +7,6 @@ def layer_norm(x, name=None):     # as BERT writes it
 ```
 """
 
-import keras
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import initializers
@@ -63,64 +62,3 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
     outputs = nn.batch_normalization(x, mean, variance, beta, gamma, 1e-12)
     outputs = ops.cast(outputs, dtype)
     return activation_fn(outputs) if activation_fn is not None else outputs
-
-
-def l2_regularizer(scale, scope=None):
-    """`fn(weights) = scale * sum(weights ** 2) / 2` (TF1's, with its half).
-
-    Raises:
-        ValueError: for a negative `scale`.
-    """
-    if scale < 0:
-        raise ValueError(f"Setting a scale less than 0 on a regularizer: {scale}")
-
-    def regularizer(weights):
-        return scale * nn.l2_loss(weights)
-
-    return regularizer
-
-
-def l1_regularizer(scale, scope=None):
-    """`fn(weights) = scale * sum(|weights|)`."""
-    if scale < 0:
-        raise ValueError(f"Setting a scale less than 0 on a regularizer: {scale}")
-
-    def regularizer(weights):
-        return scale * ops.sum(ops.abs(weights))
-
-    return regularizer
-
-
-def xavier_initializer(uniform=True, seed=None, dtype=None):
-    """Glorot uniform (or truncated normal with `uniform=False`)."""
-    if uniform:
-        return initializers.glorot_uniform_initializer(seed=seed)
-    return initializers.glorot_normal_initializer(seed=seed)
-
-
-# TF1's name for the same initializer, used for convolution kernels.
-xavier_initializer_conv2d = xavier_initializer
-
-
-def l1_l2_regularizer(scale_l1=1.0, scale_l2=1.0, scope=None):
-    """`fn(weights) = scale_l1 * sum(|weights|) + scale_l2 * sum(weights ** 2) / 2`.
-
-    Raises:
-        ValueError: for a negative scale.
-    """
-    l1, l2 = l1_regularizer(scale_l1), l2_regularizer(scale_l2)
-    return lambda weights: l1(weights) + l2(weights)
-
-
-def sum_regularizer(regularizer_list, scope=None):
-    """`fn(weights)`: the sum of the regularizers of `regularizer_list` (None ones skipped)."""
-    regularizers = [r for r in regularizer_list if r is not None]
-    return lambda weights: sum(r(weights) for r in regularizers)
-
-
-def variance_scaling_initializer(factor=2.0, mode="FAN_IN", uniform=False, seed=None, dtype=None):
-    """`tf.contrib.layers.variance_scaling_initializer` (He by default)."""
-    return keras.initializers.VarianceScaling(
-        scale=factor, mode=mode.lower(), distribution="uniform" if uniform else "truncated_normal",
-        seed=seed,
-    )
