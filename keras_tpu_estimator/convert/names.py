@@ -239,6 +239,32 @@ _INTERNAL_OPS_MODULES = tuple(
         "array_ops", "math_ops", "linalg_ops", "random_ops", "check_ops", "clip_ops",
         "control_flow_ops", "init_ops", "state_ops", "variable_scope", "variables")
 ) + tuple((f"tf.python.ops.{module}", "tf.nn") for module in ("nn", "nn_ops", "nn_impl"))
+# `tf.contrib`'s implementation modules, which programs import from directly
+# (`from tensorflow.contrib.framework.python.ops import arg_scope`,
+# `from tensorflow.contrib.layers.python.layers import layers as layers_lib`):
+# each re-exports its names from the public module, so they are those names.
+# Longest first.
+_CONTRIB_INTERNAL_MODULES = (
+    ("tf.contrib.layers.python.layers.layers", "tf.contrib.layers"),
+    ("tf.contrib.layers.python.layers.initializers", "tf.contrib.layers"),
+    ("tf.contrib.layers.python.layers.regularizers", "tf.contrib.layers"),
+    ("tf.contrib.layers.python.layers", "tf.contrib.layers"),
+    # The module `arg_scope` and its function `arg_scope` share a name: only
+    # a name inside the module (`...ops.arg_scope.add_arg_scope`) is folded here.
+    ("tf.contrib.framework.python.ops.arg_scope.", "tf.contrib.framework."),
+    ("tf.contrib.framework.python.ops.variables.", "tf.contrib.framework."),
+    ("tf.contrib.framework.python.ops", "tf.contrib.framework"),
+    ("tf.contrib.training.python.training.evaluation", "tf.contrib.training"),
+    ("tf.contrib.training.python.training.hparam", "tf.contrib.training"),
+    ("tf.contrib.training.python.training", "tf.contrib.training"),
+    ("tf.contrib.slim.python.slim.nets.inception_v3", "tf.contrib.slim.nets.inception"),
+    ("tf.contrib.slim.python.slim.nets", "tf.contrib.slim.nets"),
+    ("tf.contrib.slim.python.slim", "tf.contrib.slim"),
+    ("tf.contrib.tpu.python.ops.tpu_ops", "tf.tpu"),
+    ("tf.contrib.tpu.python.tpu.bfloat16", "tf.tpu"),
+    ("tf.contrib.rnn.python.ops.rnn_cell", "tf.contrib.rnn"),
+    ("tf.contrib.image.python.ops.image_ops", "tf.contrib.image"),
+)
 # TF1 Keras backend functions that Keras 3 dropped (`set_learning_phase`): a
 # name compat.v1's `keras_backend` has is that name.
 _INTERNAL_OPS_MODULES += (("tf.keras.backend", "tf.keras_backend"),)
@@ -271,6 +297,10 @@ def normalize(name):
             candidate = public + name[len(internal):]
             if compat_v1_has(candidate[3:]):
                 return candidate
+    for internal, public in _CONTRIB_INTERNAL_MODULES:
+        if name.startswith(internal) if internal.endswith(".") else is_under(name, internal):
+            name = public + name[len(internal):]
+            break
     if name.startswith("tf.contrib.tpu.") and not name.startswith("tf.contrib.tpu.python"):
         member = name[len("tf.contrib.tpu."):].split(".")[0]
         estimator_names = ("TPUEstimator", "TPUEstimatorSpec", "RunConfig", "TPUConfig",

@@ -1,0 +1,29 @@
+"""`tf.contrib`'s implementation modules fold onto the public names they re-export."""
+
+import pytest
+
+from keras_tpu_estimator.convert import names
+
+
+@pytest.mark.parametrize("imported, public", [
+    ("tensorflow.contrib.framework.python.ops.arg_scope", "tf.contrib.framework.arg_scope"),
+    ("tensorflow.contrib.framework.python.ops.add_arg_scope",
+     "tf.contrib.framework.add_arg_scope"),
+    ("tensorflow.contrib.framework.python.ops.arg_scope.add_arg_scope",
+     "tf.contrib.framework.add_arg_scope"),
+    ("tensorflow.contrib.layers.python.layers.layers.avg_pool2d", "tf.contrib.layers.avg_pool2d"),
+    ("tensorflow.contrib.layers.python.layers.layers", "tf.contrib.layers"),
+    ("tensorflow.contrib.layers.python.layers.initializers.variance_scaling_initializer",
+     "tf.contrib.layers.variance_scaling_initializer"),
+    ("tensorflow.contrib.layers.python.layers.regularizers.l2_regularizer",
+     "tf.contrib.layers.l2_regularizer"),
+    ("tensorflow.contrib.training.python.training.evaluation.checkpoints_iterator",
+     "tf.contrib.training.checkpoints_iterator"),
+    ("tensorflow.contrib.slim.python.slim.nets.inception_v3.inception_v3_base",
+     "tf.contrib.slim.nets.inception.inception_v3_base"),
+    ("tensorflow.contrib.tpu.python.ops.tpu_ops.cross_replica_sum", "tf.tpu.cross_replica_sum"),
+    ("tensorflow.contrib.tpu.python.tpu.bfloat16.bfloat16_scope", "tf.tpu.bfloat16_scope"),
+    ("tensorflow.contrib.layers.conv2d", "tf.contrib.layers.conv2d"),
+])
+def test_internal_module_name_is_its_public_name(imported, public):
+    assert names.normalize(imported) == public
