@@ -210,7 +210,6 @@ def test_converting_the_output_again_changes_nothing():
     [
         ("tf.feature_column.input_layer(features, columns)", "feature columns are not supported"),
         ("tf.py_func(f, [x], tf.float32)", "jax.pure_callback"),
-        ("tf.contrib.tpu.outside_compilation(f, x)", "host_call"),
         ("tf.Session()", "there are no sessions"),
         ("tf.placeholder(tf.float32, [None, 3])", "no graph placeholders"),
         ("tf.estimator.Estimator(model_fn)", "kte.TPUEstimator"),

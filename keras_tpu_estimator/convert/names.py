@@ -127,10 +127,6 @@ UNSUPPORTED = {
     "tf.py_func": _HOST_WORK,
     "tf.py_function": _HOST_WORK,
     "tf.numpy_function": _HOST_WORK,
-    "tf.tpu.outside_compilation": (
-        "move the host computation into host_call (run on the host after "
-        "each on-device loop) or use jax.experimental.io_callback"
-    ),
     "tf.tpu.rewrite": "model_fn is compiled for the devices already; call it directly",
     "tf.Session": (
         "there are no sessions; run with kte.TPUEstimator train/evaluate/"

@@ -25,7 +25,6 @@ train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
 
 from keras_tpu_estimator.compat.v1._optimizers import Optimizer
 from keras_tpu_estimator.compat.v1.variables import bfloat16_scope  # noqa: F401
-from keras_tpu_estimator.compat.v1.unsupported import outside_compilation  # noqa: F401
 
 _REDUCTIONS = ("weighted_mean", "weighted_sum", "mean", "sum")
 
@@ -114,3 +113,33 @@ def cross_replica_sum(x, group_assignment=None, name=None):
             f"view has one group. Received: group_assignment={group_assignment!r}"
         )
     return x
+
+
+def outside_compilation(computation, *args, **kwargs):
+    """Runs `computation(*args, **kwargs)` as part of the step and returns its outputs.
+
+    TF1 placed such a computation on the TPU host's CPU (NMS in RetinaNet's
+    PREDICT, summaries); where it runs never changed its values. Here the
+    step is one XLA program on whatever device runs it, so the computation
+    is traced into it like the rest of `model_fn`; its outputs are the same.
+
+    ```python
+    predictions = tf1.tpu.outside_compilation(postprocess, (cls_outputs, box_outputs))
+    ```
+
+    Args:
+        computation: a callable of tensors (TF1's ops, traced by JAX).
+        *args: its positional arguments.
+        **kwargs: its keyword arguments.
+
+    Returns:
+        What `computation` returns.
+
+    Raises:
+        TypeError: if `computation` is not callable.
+    """
+    if not callable(computation):
+        raise TypeError(
+            "outside_compilation(computation=...) must be a callable of tensors. "
+            f"Received: computation={computation!r}")
+    return computation(*args, **kwargs)
