@@ -194,6 +194,28 @@ def test_tensorflow_behaviour_switches_are_removed(switch):
     assert not result.errors
 
 
+@pytest.mark.parametrize("setup", [
+    "tf.tpu.experimental.initialize_tpu_system(resolver)",
+    "tf.contrib.distribute.initialize_tpu_system(resolver)",
+    "tf.config.experimental_connect_to_cluster(resolver)",
+])
+def test_tpu_device_setup_statements_are_removed(setup):
+    # Keras TPU programs (tensorflow/tpu's resnet50_keras, mnist_keras).
+    result = converted(f"""\
+        import tensorflow as tf
+
+        def main():
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(FLAGS.tpu)
+            {setup}
+            return resolver
+        """)
+    assert "initialize_tpu_system" not in result.source
+    assert "connect_to_cluster" not in result.source
+    assert not result.errors
+    [note] = [c for c in result.changes if "initializes this machine's devices" in c.message]
+    assert note.level == "INFO"
+
+
 def test_a_block_left_empty_gets_pass():
     result = converted("import tensorflow as tf\n\nif True:\n    tf.disable_v2_behavior()\n")
     assert result.source == "\nif True:\n    pass\n"

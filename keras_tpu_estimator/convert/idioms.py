@@ -30,18 +30,21 @@ class Idioms:
     """The idiom rewrites of `rewriter.ModuleRewriter` (a mixin)."""
 
     def visit_switch(self, statement):
-        """`tf.disable_v2_behavior()` and friends: the statement is removed."""
+        """`tf.disable_v2_behavior()`, `initialize_tpu_system(resolver)` and
+        friends: the statement is removed."""
         call = statement.value
         if not isinstance(call, ast.Call):
             return False
         name, chain = self._called_name(call)
-        if name not in names_lib.BEHAVIOUR_SWITCHES:
+        if name in names_lib.BEHAVIOUR_SWITCHES:
+            why = "input pipelines run on TensorFlow 2 as it is, and model_fn runs on JAX"
+        elif name in names_lib.DEVICE_SETUP:
+            why = "JAX connects to and initializes this machine's devices (TPU, GPU or CPU) itself"
+        else:
             return False
         self._count_use(chain[0], self.rewritten)
         self.removed.append(statement)
-        self.report(statement, "INFO",
-                    f"Removed '{self.segment(statement)}': input pipelines run on "
-                    "TensorFlow 2 as it is, and model_fn runs on JAX")
+        self.report(statement, "INFO", f"Removed '{self.segment(statement)}': {why}")
         return True
 
     def visit_resolver(self, call):

@@ -187,6 +187,16 @@ BEHAVIOUR_SWITCHES = frozenset(
         enable_control_flow_v2 disable_control_flow_v2""".split()
 )
 
+# Calls that connect to and initialize TPU devices for TensorFlow: statements
+# of them are removed too (JAX initializes the devices on first use; the
+# resolver they take has become None).
+DEVICE_SETUP = frozenset((
+    "tf.tpu.experimental.initialize_tpu_system",
+    "tf.contrib.distribute.initialize_tpu_system",
+    "tf.config.experimental_connect_to_cluster",
+    "tf.config.experimental_connect_to_host",
+))
+
 # TensorFlow names that run on the host and keep working where they are.
 HOST_SAFE = tuple(
     "tf." + name
