@@ -345,3 +345,15 @@ dropout = _functional(Dropout, """`tf.layers.dropout(inputs, rate=0.5, noise_sha
 
 Identity unless `training` is True.
 """)
+
+# Separable and 3D convolutions, `InputSpec` and `instance_norm` live in their own module.
+from keras_tpu_estimator.compat.v1._layers_conv_extra import Conv3D  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import Conv3DTranspose  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import InputSpec  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import SeparableConv1D  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import SeparableConv2D  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import conv3d  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import conv3d_transpose  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import instance_norm  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import separable_conv1d  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._layers_conv_extra import separable_conv2d  # noqa: E402,F401
