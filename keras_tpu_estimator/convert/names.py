@@ -235,6 +235,9 @@ _INTERNAL_ESTIMATOR_MODULES = (
     ("tensorflow.python.tpu.tpu_config", "tf.estimator.tpu"),
     ("tensorflow.python.tpu.tpu_optimizer", "tf.tpu"),
     ("tensorflow.contrib.tpu.python.tpu.tpu_optimizer", "tf.tpu"),
+    # tf.contrib.training's own modules (DenseNet: `evaluation.checkpoints_iterator`).
+    ("tensorflow.contrib.training.python.training.evaluation", "tf.contrib.training"),
+    ("tensorflow.contrib.training.python.training.hparam", "tf.contrib.training"),
 )
 
 # TensorFlow's internal op modules, which export the TF1 functions

@@ -8,5 +8,6 @@
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import summary
+from keras_tpu_estimator.compat.v1.contrib import training
 
-__all__ = ["layers", "metrics", "summary"]
+__all__ = ["layers", "metrics", "summary", "training"]
