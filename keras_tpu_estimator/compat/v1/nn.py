@@ -391,3 +391,9 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
 # Every op runs in the symbolic build pass as in the step (see `_symbolic`);
 # dropout is a layer call, which Keras builds symbolically itself.
 _symbolic_ops(globals(), exclude=("dropout",))
+
+
+# N-D convolution and the two halves of `moments` live in their own module.
+from keras_tpu_estimator.compat.v1._nn_moments import convolution  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._nn_moments import normalize_moments  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._nn_moments import sufficient_statistics  # noqa: E402,F401
