@@ -10,6 +10,7 @@ from keras_tpu_estimator.compat.v1.contrib.layers._initializers import variance_
 from keras_tpu_estimator.compat.v1.contrib.layers._initializers import xavier_initializer
 from keras_tpu_estimator.compat.v1.contrib.layers._initializers import xavier_initializer_conv2d
 from keras_tpu_estimator.compat.v1.contrib.layers._normalization import layer_norm
+from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import apply_regularization
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l1_l2_regularizer
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l1_regularizer
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l2_regularizer
