@@ -35,6 +35,7 @@ from keras_tpu_estimator.config import TPUConfig  # noqa: E402
 from keras_tpu_estimator.estimator import ExportSavedModelApiVersion  # noqa: E402
 from keras_tpu_estimator.estimator import TPUEstimator  # noqa: E402
 from keras_tpu_estimator.export import inference_on_tpu  # noqa: E402
+from keras_tpu_estimator.hooks import CheckpointSaverHook  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverListener  # noqa: E402
 from keras_tpu_estimator.hooks import LoggingTensorHook  # noqa: E402
 from keras_tpu_estimator.hooks import NanLossDuringTrainingError  # noqa: E402
@@ -82,6 +83,7 @@ __all__ = [
     "ExportSavedModelApiVersion",
     "TPUEstimator",
     "inference_on_tpu",
+    "CheckpointSaverHook",
     "CheckpointSaverListener",
     "LoggingTensorHook",
     "NanLossDuringTrainingError",

@@ -320,6 +320,7 @@ class TPUEstimator(Exporting):
             start, steps, max_steps, stop=train_plan.stop_step(user_hooks, start),
             endless=getattr(source, "is_infinite", lambda: False)(),
         )
+        user_hooks, saver_hooks = train_plan.saver_hooks(user_hooks, self.model_dir)
         saver = self._checkpoints.saver(
             model,
             save_steps=self._config.save_checkpoints_steps,
@@ -327,7 +328,14 @@ class TPUEstimator(Exporting):
             listeners=saving_listeners or [],
         )
         callbacks = train_plan.training_callbacks(user_hooks, saver, self._config)
-        model.align_loops_to = self._config.save_checkpoints_steps
+        at = callbacks.index(saver) + 1
+        callbacks[at:at] = [
+            self._checkpoints.saver(model, save_steps=h.save_steps, save_secs=h.save_secs,
+                                    listeners=h.listeners)
+            for h in saver_hooks
+        ]
+        model.align_loops_to = train_plan.loop_alignment(
+            self._config.save_checkpoints_steps, saver_hooks)
         self._checkpoints.training_began(model)
         try:
             with summary_lib.record_summaries(self.model_dir, lambda: model.global_step):

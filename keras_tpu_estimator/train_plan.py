@@ -14,6 +14,9 @@ callbacks = training_callbacks(hooks, saver, config)
 ```
 """
 
+import math
+import os
+
 from keras_tpu_estimator import hooks as hooks_lib
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.spec import ModeKeys
@@ -139,3 +142,35 @@ def training_callbacks(hooks, saver, config):
     if config.save_summary_steps:
         callbacks.append(summary_lib.SummaryCallback(config.model_dir, config.save_summary_steps))
     return callbacks
+
+
+def saver_hooks(hooks, model_dir):
+    """Takes the `CheckpointSaverHook`s out of the training hooks.
+
+    Their schedules become checkpoint writers of the estimator's (the hooks
+    hold schedules only).
+
+    Args:
+        hooks: the training hooks and callbacks.
+        model_dir: the estimator's model directory.
+
+    Returns:
+        `(the other hooks, the CheckpointSaverHooks)`.
+
+    Raises:
+        ValueError: if a hook saves into another directory than `model_dir`.
+    """
+    savers = [h for h in hooks if isinstance(h, hooks_lib.CheckpointSaverHook)]
+    for hook in savers:
+        if os.path.abspath(os.fspath(hook.checkpoint_dir)) != os.path.abspath(model_dir):
+            raise ValueError(
+                "CheckpointSaverHook(checkpoint_dir=...) must be the estimator's model_dir "
+                f"{model_dir!r}: checkpoints are written there. Received: "
+                f"checkpoint_dir={hook.checkpoint_dir!r}")
+    return [h for h in hooks if h not in savers], savers
+
+
+def loop_alignment(save_steps, hooks):
+    """The step count loops end on: every save step of `RunConfig` and the saver hooks'."""
+    steps = [s for s in [save_steps] + [h.save_steps for h in hooks] if s]
+    return math.gcd(*steps) if steps else None

@@ -63,8 +63,11 @@ KTE_NAMES.update({
     for module in ("train", "estimator")
     for name in ("SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
                  "StopAtStepHook", "LoggingTensorHook", "NanTensorHook",
-                 "NanLossDuringTrainingError", "CheckpointSaverListener")
+                 "NanLossDuringTrainingError", "CheckpointSaverListener", "CheckpointSaverHook")
 })
+# TPU's asynchronous saver: the estimator's writer saves on its schedule.
+KTE_NAMES["tf.contrib.tpu.python.tpu.async_checkpoint.AsyncCheckpointSaverHook"] = (
+    "kte.CheckpointSaverHook")
 
 # TensorFlow modules that another module replaces whole, on every side: the
 # prefix is rewritten and the rest of the name kept (`tf.contrib.keras.layers.

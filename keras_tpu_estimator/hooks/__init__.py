@@ -72,6 +72,7 @@ from keras_tpu_estimator.hooks.session import SessionRunHook
 from keras_tpu_estimator.hooks.session import SessionRunValues
 from keras_tpu_estimator.hooks.session import as_callback
 from keras_tpu_estimator.hooks.session import as_callbacks
+from keras_tpu_estimator.hooks.stock import CheckpointSaverHook
 from keras_tpu_estimator.hooks.stock import CheckpointSaverListener
 from keras_tpu_estimator.hooks.stock import LoggingTensorHook
 from keras_tpu_estimator.hooks.stock import NanLossDuringTrainingError
@@ -79,6 +80,7 @@ from keras_tpu_estimator.hooks.stock import NanTensorHook
 from keras_tpu_estimator.hooks.stock import StopAtStepHook
 
 __all__ = [
+    "CheckpointSaverHook",
     "FETCHABLE",
     "CheckpointSaverListener",
     "EvaluationLoggingCallback",

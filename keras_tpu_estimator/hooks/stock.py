@@ -2,7 +2,9 @@
 
 `StopAtStepHook`, `LoggingTensorHook`, `NanTensorHook` (raising
 `NanLossDuringTrainingError`) are `SessionRunHook`s; `CheckpointSaverListener`
-is the base of `TPUEstimator.train(saving_listeners=...)`.
+is the base of `TPUEstimator.train(saving_listeners=...)`, and a
+`CheckpointSaverHook` among the training hooks makes `TPUEstimator.train`
+save on its schedule too.
 """
 
 import numbers
@@ -290,3 +292,72 @@ class CheckpointSaverListener:
         """Called once at the end of training."""
 
 
+
+
+class CheckpointSaverHook(SessionRunHook):
+    """Saves checkpoints every N steps or seconds: `tf.compat.v1.train.CheckpointSaverHook`.
+
+    Also what `tf.contrib.tpu`'s `AsyncCheckpointSaverHook` becomes (ResNet,
+    RetinaNet with `--use_async_checkpointing`, which set the RunConfig's
+    schedule to None and save through the hook alone). Given in
+    `TPUEstimator.train(hooks=...)` or a spec's `training_hooks`, it makes
+    the estimator write `model_dir` checkpoints on this schedule as well as
+    on `RunConfig`'s, and at the end of training, calling `listeners`
+    around each save. It holds the schedule only: the estimator's own
+    checkpoint writer does the writing (whole checkpoints, never half
+    written, in TensorFlow's format).
+
+    Args:
+        checkpoint_dir: where to save: the estimator's `model_dir`.
+        save_secs: save every this many seconds (checked after each loop).
+        save_steps: save every this many global steps.
+        saver: must be None (the estimator saves every variable).
+        checkpoint_basename: must be `"model.ckpt"`.
+        scaffold: accepted for TF1 compatibility; its saver is the
+            estimator's.
+        listeners: `CheckpointSaverListener`s called around each save.
+        save_graph_def: ignored (there is no graph).
+
+    Raises:
+        ValueError: unless exactly one of `save_secs` and `save_steps` is
+            given as a positive int, or for a `saver` or another
+            `checkpoint_basename`.
+
+    Example:
+
+    ```python
+    estimator.train(input_fn, max_steps=10000, hooks=[
+        kte.CheckpointSaverHook(checkpoint_dir=estimator.model_dir, save_steps=1000)])
+    ```
+    """
+
+    def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
+                 save_graph_def=True):
+        del scaffold, save_graph_def
+        if (save_secs is None) == (save_steps is None):
+            raise ValueError(
+                "CheckpointSaverHook: exactly one of save_secs or save_steps must be "
+                f"provided. Received: save_secs={save_secs!r}, save_steps={save_steps!r}")
+        if save_secs is not None and (isinstance(save_secs, bool) or not isinstance(
+                save_secs, numbers.Real) or not save_secs > 0):
+            raise ValueError(
+                f"`save_secs` must be None or a number > 0. Received: save_secs={save_secs!r}")
+        _check_count("save_steps", save_steps, 1)
+        if saver is not None:
+            raise ValueError(
+                "CheckpointSaverHook(saver=...) must be None: the estimator saves every "
+                f"variable of the model. Received: saver={saver!r}")
+        if checkpoint_basename != "model.ckpt":
+            raise ValueError(
+                "CheckpointSaverHook(checkpoint_basename=...) must be 'model.ckpt', the "
+                f"name model_dir checkpoints have. Received: {checkpoint_basename!r}")
+        if not isinstance(checkpoint_dir, (str, bytes)) and not hasattr(checkpoint_dir,
+                                                                        "__fspath__"):
+            raise TypeError(
+                "CheckpointSaverHook(checkpoint_dir=...) must be a path. Received: "
+                f"checkpoint_dir={_describe(checkpoint_dir)}")
+        self.checkpoint_dir = checkpoint_dir
+        self.save_secs = save_secs
+        self.save_steps = save_steps
+        self.listeners = list(listeners or [])
