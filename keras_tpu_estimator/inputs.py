@@ -30,6 +30,7 @@ import numpy as np
 
 from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import input_fn_result
+from keras_tpu_estimator import input_transforms
 from keras_tpu_estimator import tf_data
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
@@ -112,6 +113,7 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
         x = input_fn_result.read(x, params=params, mode=mode, config=config)
+    x = input_transforms.apply(x)  # Host work of model-side APIs (feature columns).
     if is_dataset(x) or (
         not isinstance(x, (tuple, list, dict, np.ndarray))
         and hasattr(x, "__iter__")

@@ -35,6 +35,11 @@ KTE_NAMES = {
     "tf.estimator.RunConfig": "kte.RunConfig",
     "tf.estimator.ModeKeys": "kte.ModeKeys",
     "tf.estimator.EstimatorSpec": "kte.EstimatorSpec",
+    "tf.estimator.Estimator": "kte.Estimator",
+    "tf.estimator.train_and_evaluate": "kte.train_and_evaluate",
+    "tf.estimator.TrainSpec": "kte.TrainSpec",
+    "tf.estimator.EvalSpec": "kte.EvalSpec",
+    "tf.estimator.Exporter": "kte.Exporter",
     "tf.estimator.WarmStartSettings": "kte.WarmStartSettings",
     "tf.estimator.export.PredictOutput": "kte.PredictOutput",
     "tf.estimator.export.ClassificationOutput": "kte.ClassificationOutput",
@@ -75,6 +80,10 @@ KTE_NAMES["tf.contrib.tpu.python.tpu.async_checkpoint.AsyncCheckpointSaverHook"]
 # are spelled (`import keras`).
 MODULE_MOVES = {
     "tf.contrib.keras": "keras",
+    # Feature columns are plain descriptions used on both sides (built in
+    # main, parsed in input_fn, computed in model_fn): one kind everywhere.
+    "tf.feature_column": "tf1.feature_column",
+    "tf.keras.layers.DenseFeatures": "tf1.feature_column.DenseFeatures",
 }
 
 # Names that are plain Python values, fine on every side (`x[:, tf.newaxis]`).
@@ -119,13 +128,9 @@ _NO_RESOLVER = (
 
 # Calls with no equivalent here: what to do instead.
 UNSUPPORTED = {
-    "tf.feature_column": (
-        "feature columns are not supported; transform features in input_fn "
-        "with tf.data (or Keras preprocessing layers) and feed dense tensors"
-    ),
     "tf.contrib.feature_column": (
-        "feature columns are not supported; transform features in input_fn "
-        "with tf.data and feed dense tensors"
+        "sequence feature columns are not supported; pad sequences in input_fn "
+        "with tf.data and embed the ids with tf1.feature_column.embedding_column"
     ),
     "tf.py_func": _HOST_WORK,
     "tf.py_function": _HOST_WORK,
@@ -147,16 +152,6 @@ UNSUPPORTED = {
         "no graph placeholders in model_fn: feed data through input_fn; for "
         "serving, create them in serving_input_receiver_fn (it runs on TensorFlow)"
     ),
-    "tf.estimator.Estimator": (
-        "use kte.TPUEstimator(model_fn, ..., use_tpu=False) with "
-        "train/eval/predict batch sizes; model_fn gets params['batch_size']"
-    ),
-    "tf.estimator.train_and_evaluate": (
-        "alternate estimator.train(input_fn, max_steps=...) and "
-        "estimator.evaluate(input_fn)"
-    ),
-    "tf.estimator.TrainSpec": "alternate estimator.train and estimator.evaluate",
-    "tf.estimator.EvalSpec": "alternate estimator.train and estimator.evaluate",
     "tf.contrib.cluster_resolver": _NO_RESOLVER,
     "tf.distribute.cluster_resolver": _NO_RESOLVER,
     "tf.estimator.tpu.experimental.EmbeddingConfigSpec": (

@@ -31,6 +31,7 @@ no TensorFlow graph underneath.
 
 from keras_tpu_estimator.compat.v1 import contrib  # noqa: F401
 from keras_tpu_estimator.compat.v1 import estimator  # noqa: F401
+from keras_tpu_estimator.compat.v1 import feature_column  # noqa: F401
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import layers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import logging  # noqa: F401
@@ -79,7 +80,6 @@ from keras_tpu_estimator.compat.v1.check_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.control_flow import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.random_ops import *  # noqa: F401,F403
-from keras_tpu_estimator.compat.v1.unsupported import feature_column  # noqa: F401
 from keras_tpu_estimator.compat.v1.unsupported import numpy_function  # noqa: F401
 from keras_tpu_estimator.compat.v1.unsupported import py_func  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import AUTO_REUSE  # noqa: F401

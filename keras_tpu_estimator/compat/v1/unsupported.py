@@ -1,7 +1,7 @@
 """TF1 features this library does not run, each failing with its alternative.
 
 They are rare in TPU `model_fn`s (a survey of 13 real programs found
-feature columns, `py_func` metrics and `outside_compilation` in one or two)
+`py_func` metrics and `outside_compilation` in one or two)
 and have no compiled JAX equivalent. Calling one raises `NotImplementedError`
 naming what to use instead, so a port fails at its first trace, not later.
 
@@ -37,14 +37,6 @@ class Unsupported:
         return f"<unsupported tf.{self._name}>"
 
 
-feature_column = Unsupported(
-    "feature_column",
-    "feature columns need TensorFlow's graph. Transform features in the "
-    "input_fn (tf.data, or keras.layers preprocessing such as "
-    "keras.layers.StringLookup / Hashing / Discretization) and pass dense "
-    "tensors to model_fn; embed ids with tf1.nn.embedding_lookup on a "
-    "tf1.get_variable table.",
-)
 py_func = Unsupported(
     "py_func",
     "model_fn is compiled by JAX. Compute with tf1/keras.ops, or call Python "

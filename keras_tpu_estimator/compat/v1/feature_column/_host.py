@@ -1,0 +1,209 @@
+"""The host half of the feature columns: raw values to ids, in the input pipeline.
+
+Strings cannot enter a compiled step, and TF1's lookups and hashes are
+TensorFlow kernels: so every column that looks up a vocabulary, hashes or
+crosses (`host = True`) computes its ids here, with TensorFlow's own ops
+(`tf.lookup` tables, `tf.strings.to_hash_bucket_fast`,
+`tf.sparse.cross_hashed`), exactly as TF1 did. The library calls
+`transform_input` on every input it reads (`keras_tpu_estimator.
+input_transforms`), before the first batch: a `tf.data.Dataset` is mapped,
+arrays are transformed once. For each host column created so far whose raw
+features the input holds (with the dtype the column reads), the ids are
+added as an int64 feature `column.ids_key` (`[batch, width]`, -1 where a
+value is absent); string features a column consumed are then dropped,
+since nothing in `model_fn` can read them.
+
+The rule for programs: create the feature columns before `train`,
+`evaluate` or `predict` reads the input (in `main`, at module level, or in
+`params`, as TF1 programs do).
+"""
+
+import jax
+import numpy as np
+
+from keras_tpu_estimator.compat.v1.feature_column import _columns
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def _dense(tf, x, ignore):
+    """A `[batch, width]` dense tensor of `x` (a Tensor or SparseTensor)."""
+    if isinstance(x, tf.SparseTensor):
+        x = tf.sparse.to_dense(x, default_value=ignore)
+    if x.shape.rank == 1:
+        x = x[:, None]
+    elif x.shape.rank != 2:
+        x = tf.reshape(x, [tf.shape(x)[0], -1])
+    return x
+
+
+def _ignore(dtype):
+    tf = _tf()
+    return "" if dtype == tf.string else tf.cast(-1, dtype)
+
+
+def _raw(tf, features, key):
+    x = features[key]
+    return _dense(tf, x, _ignore(x.dtype))
+
+
+def _lookup_ids(tf, column, x):
+    vocabulary = column.vocabulary()
+    key_dtype = tf.string if column.dtype == "string" else tf.int64
+    if key_dtype == tf.int64:
+        x = tf.cast(x, tf.int64)
+    initializer = tf.lookup.KeyValueTensorInitializer(
+        tf.constant(vocabulary, key_dtype), tf.range(len(vocabulary), dtype=tf.int64))
+    if column.num_oov_buckets:
+        table = tf.lookup.StaticVocabularyTable(initializer, column.num_oov_buckets)
+    else:
+        table = tf.lookup.StaticHashTable(initializer, tf.cast(column.default_value, tf.int64))
+    return table.lookup(x)
+
+
+def _ids_and_present(tf, column, features):
+    """`(ids, present)` of a categorical column on the host, TF ops."""
+    if isinstance(column, _columns.VocabularyListCategoricalColumn):
+        x = _raw(tf, features, column.key)
+        return _lookup_ids(tf, column, x), tf.not_equal(x, _ignore(x.dtype))
+    if isinstance(column, _columns.HashedCategoricalColumn):
+        x = _raw(tf, features, column.key)
+        text = x if x.dtype == tf.string else tf.strings.as_string(x)
+        return (tf.strings.to_hash_bucket_fast(text, column.hash_bucket_size),
+                tf.not_equal(x, _ignore(x.dtype)))
+    if isinstance(column, _columns.CrossedColumn):
+        return _cross(tf, column, features)
+    if isinstance(column, _columns.IdentityCategoricalColumn):
+        x = tf.cast(_raw(tf, features, column.key), tf.int64)
+        return x, tf.not_equal(x, -1)
+    if isinstance(column, _columns.BucketizedColumn):
+        values = tf.cast(_raw(tf, features, column.source_column.key), tf.float32)
+        buckets = tf.raw_ops.Bucketize(input=values, boundaries=list(map(float, column.boundaries)))
+        offsets = tf.range(column.source_column.dimension) * (len(column.boundaries) + 1)
+        return tf.cast(buckets + offsets, tf.int64), tf.ones_like(buckets, tf.bool)
+    raise ValueError(f"{column.name!r} cannot be an input of a crossed_column: {column!r}")
+
+
+def _sparse(tf, ids, present):
+    indices = tf.where(present)
+    return tf.SparseTensor(indices, tf.gather_nd(ids, indices), tf.shape(ids, tf.int64))
+
+
+def _cross(tf, column, features):
+    inputs, width = [], 1
+    for part in column.columns:
+        if isinstance(part, str):
+            x = _raw(tf, features, part)
+            ids, present = x, tf.not_equal(x, _ignore(x.dtype))
+        else:
+            ids, present = _ids_and_present(tf, part, features)
+        inputs.append(_sparse(tf, ids, present))
+        width = None if width is None or ids.shape[1] is None else width * ids.shape[1]
+    crossed = tf.sparse.cross_hashed(
+        inputs, column.hash_bucket_size,
+        **({} if column.hash_key is None else {"hash_key": column.hash_key}))
+    rows = tf.shape(inputs[0], tf.int64)[0]
+    widths = tf.stack([tf.shape(i, tf.int64)[1] for i in inputs])
+    full = tf.SparseTensor(crossed.indices, crossed.values,
+                           tf.stack([rows, tf.reduce_prod(widths)]))
+    ids = tf.sparse.to_dense(full, default_value=-1)
+    if width is not None:  # Static when the inputs are dense: the batches stack.
+        ids = tf.ensure_shape(ids, [None, width])
+    return ids, tf.not_equal(ids, -1)
+
+
+def host_ids(column, features):
+    """The int64 ids `[batch, width]` of a host column (TF ops), -1 where absent."""
+    tf = _tf()
+    ids, present = _ids_and_present(tf, column, features)
+    return tf.where(present, tf.cast(ids, tf.int64), tf.constant(-1, tf.int64))
+
+
+def _reads(column, specs):
+    """Whether the input has the raw features of `column`, with its dtypes."""
+    tf = _tf()
+    for key in column.keys:
+        if key not in specs:
+            return False
+    wanted = getattr(column, "dtype", None)
+    if isinstance(column, (_columns.VocabularyListCategoricalColumn,
+                           _columns.HashedCategoricalColumn)):
+        is_string = specs[column.key].dtype == tf.string
+        return is_string == (wanted == "string")
+    return True
+
+
+def _features_spec(spec):
+    if isinstance(spec, tuple) and len(spec) == 2:
+        spec = spec[0]
+    return spec if isinstance(spec, dict) else None
+
+
+def _columns_for(specs):
+    return [c for c in list(_columns.HOST_COLUMNS.values()) if _reads(c, specs)]
+
+
+def _mapper(columns, string_keys):
+    def transform(features):
+        out = dict(features)
+        for column in columns:
+            out[column.ids_key] = host_ids(column, features)
+        for key in string_keys:
+            out.pop(key, None)
+        return out
+
+    return transform
+
+
+def transform_input(x):
+    """`x` with the ids of the host columns added (see the module docstring).
+
+    Args:
+        x: what an `input_fn` gave: a `tf.data.Dataset` of `features` or
+            `(features, labels)`, `(features, labels)` arrays, or anything
+            else (returned as it is).
+
+    Returns:
+        The dataset mapped, the arrays transformed, or `x`.
+    """
+    if not _columns.HOST_COLUMNS:
+        return x
+    tf = _tf()
+    if isinstance(x, tf.data.Dataset):
+        specs = _features_spec(x.element_spec)
+        columns = _columns_for(specs) if specs else []
+        if not columns:
+            return x
+        consumed = {k for c in columns for k in c.keys if specs[k].dtype == tf.string}
+        transform = _mapper(columns, consumed)
+
+        def mapped(*element):
+            if len(element) == 2 and isinstance(element[0], dict):
+                return transform(element[0]), element[1]
+            return transform(element[0])
+
+        return x.map(mapped, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    pair = isinstance(x, tuple) and len(x) == 2
+    features = x[0] if pair else x
+    if not isinstance(features, dict) or any(
+            isinstance(v, (dict, list, tuple)) for v in features.values()):
+        return x
+    specs = {k: tf.TensorSpec(np.shape(v), tf.as_dtype(_np_dtype(v))) for k, v in features.items()}
+    columns = _columns_for(specs)
+    if not columns:
+        return x
+    consumed = {k for c in columns for k in c.keys if specs[k].dtype == tf.string}
+    eager = {k: tf.constant(v) for k, v in features.items()}
+    out = _mapper(columns, consumed)(eager)
+    out = {k: (features[k] if k in features else np.asarray(v)) for k, v in out.items()}
+    out = jax.tree.map(lambda v: v.numpy() if hasattr(v, "numpy") else v, out)
+    return (out, x[1]) if pair else out
+
+
+def _np_dtype(v):
+    dtype = np.asarray(v).dtype
+    return np.dtype("object") if dtype.kind in "OSU" else dtype
