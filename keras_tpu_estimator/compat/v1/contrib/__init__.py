@@ -5,9 +5,10 @@
 `tf.contrib.tpu` maps to `tf1.tpu` and the `kte` estimator classes.
 """
 
+from keras_tpu_estimator.compat.v1.contrib import framework
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import summary
 from keras_tpu_estimator.compat.v1.contrib import training
 
-__all__ = ["layers", "metrics", "summary", "training"]
+__all__ = ["framework", "layers", "metrics", "summary", "training"]
