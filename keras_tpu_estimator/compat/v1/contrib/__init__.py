@@ -6,6 +6,7 @@
 """
 
 from keras_tpu_estimator.compat.v1.contrib import framework
+from keras_tpu_estimator.compat.v1.contrib import image
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import summary
