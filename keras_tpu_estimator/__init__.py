@@ -34,6 +34,11 @@ from keras_tpu_estimator.config import RunConfig  # noqa: E402
 from keras_tpu_estimator.config import TPUConfig  # noqa: E402
 from keras_tpu_estimator.estimator import ExportSavedModelApiVersion  # noqa: E402
 from keras_tpu_estimator.estimator import TPUEstimator  # noqa: E402
+from keras_tpu_estimator.plain_estimator import Estimator  # noqa: E402
+from keras_tpu_estimator.training_specs import EvalSpec  # noqa: E402
+from keras_tpu_estimator.training_specs import Exporter  # noqa: E402
+from keras_tpu_estimator.training_specs import TrainSpec  # noqa: E402
+from keras_tpu_estimator.training_specs import train_and_evaluate  # noqa: E402
 from keras_tpu_estimator.export import inference_on_tpu  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverHook  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverListener  # noqa: E402
@@ -82,6 +87,11 @@ __all__ = [
     "TPUConfig",
     "ExportSavedModelApiVersion",
     "TPUEstimator",
+    "Estimator",
+    "TrainSpec",
+    "EvalSpec",
+    "Exporter",
+    "train_and_evaluate",
     "inference_on_tpu",
     "CheckpointSaverHook",
     "CheckpointSaverListener",
