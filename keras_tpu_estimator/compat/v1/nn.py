@@ -397,3 +397,10 @@ _symbolic_ops(globals(), exclude=("dropout",))
 from keras_tpu_estimator.compat.v1._nn_moments import convolution  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._nn_moments import normalize_moments  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._nn_moments import sufficient_statistics  # noqa: E402,F401
+
+# Recurrent cells (`tf.nn.rnn_cell`) and loops; after `_symbolic_ops`: they create variables.
+from keras_tpu_estimator.compat.v1._rnn import rnn_cell  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._rnn.loops import bidirectional_dynamic_rnn  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._rnn.loops import dynamic_rnn  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._rnn.loops import static_bidirectional_rnn  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1._rnn.loops import static_rnn  # noqa: E402,F401
