@@ -134,6 +134,15 @@ def _active(state):
         _state.active = previous
 
 
+def replaying():
+    """Whether the `model_fn` call in progress is pass 2 of a step trained by assignment.
+
+    Pass 2 repeats pass 1's forward computation; what `model_fn` does once
+    per step (writing a summary) happens in pass 1 only.
+    """
+    return isinstance(getattr(_state, "active", None), _Replay)
+
+
 def gradients(ys, xs):
     """The gradients of `ys` (summed) with respect to the variables `xs`.
 

@@ -8,6 +8,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator.engine import logs as logs_lib
+from keras_tpu_estimator.summary import traced
 from keras_tpu_estimator.summary import writers
 
 
@@ -22,6 +23,10 @@ class SummaryCallback(keras.callbacks.Callback):
     step 100, as TensorFlow's `SummarySaverHook` recorded it), and
     `global_step/sec` is at the global step after the loop. The event file
     is flushed when training ends.
+
+    While training, the summaries `model_fn` makes (`tf1.summary.scalar`,
+    `image`, `histogram`, ...) are written at the same steps, from the
+    compiled step itself (see `summary.traced`).
 
     The loop is read from the `logs` that `EstimatorModel.fit` gives
     `on_train_batch_end`: the global step before the loop
@@ -62,10 +67,14 @@ class SummaryCallback(keras.callbacks.Callback):
         self.every_n_steps = int(every_n_steps)
         self._writer = None
         self._since = None
+        self._steps = None
 
     def on_train_begin(self, logs=None):
         if self._writer is None:
             self._writer = writers.acquire(self.logdir)
+        if self._steps is None:  # model_fn's summaries go where the loss goes.
+            self._steps = traced.summary_steps(self.logdir, self.every_n_steps)
+            self._steps.__enter__()
         self._since = None
 
     def on_train_batch_end(self, batch, logs=None):
@@ -91,6 +100,9 @@ class SummaryCallback(keras.callbacks.Callback):
             self._writer.flush()
 
     def on_train_end(self, logs=None):
+        if self._steps is not None:
+            steps, self._steps = self._steps, None
+            steps.__exit__(None, None, None)
         if self._writer is not None:
             self._writer = None
             writers.release(self.logdir)

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from keras_tpu_estimator.summary import protos
 from keras_tpu_estimator.summary import writers
 
 _local = threading.local()
@@ -53,7 +54,7 @@ def record_summaries(logdir, step_fn=None):
             "`step_fn` must be None or a function returning the step. "
             f"Received: step_fn={step_fn!r}"
         )
-    entry = (writers.acquire(logdir), step_fn)
+    entry = (writers.acquire(logdir), step_fn, writers.check_logdir(logdir))
     writers.hold_in_host_call(logdir)  # A host call's writer lasts until training ends.
     stack = _stack()
     stack.append(entry)
@@ -124,6 +125,38 @@ def _current():
     return stack[-1] if stack else None
 
 
+def current_logdir():
+    """The directory of the innermost `record_summaries` on this thread, or None."""
+    current = _current()
+    return None if current is None else current[2]
+
+
+def write_values(values, step=None, name=None):
+    """Writes TF1 `Summary.Value`s at `step` to the default writer of `record_summaries`.
+
+    Args:
+        values: a list of `Summary.Value` (see `summary.protos`).
+        step: the step; defaults as in `scalar`.
+        name: the summary's name, for messages.
+
+    Returns:
+        True when written; False outside `record_summaries`.
+    """
+    current = _current()
+    if current is None:
+        return False
+    writer, step_fn, _ = current
+    return protos.write(writer, values, _step(name, step, step_fn))
+
+
+def resolve_step(name, step=None):
+    """The step a summary written now gets (see `scalar`); None outside `record_summaries`."""
+    current = _current()
+    if current is None:
+        return None
+    return _step(name, step, current[1])
+
+
 def _check_name(name):
     if not isinstance(name, str) or not name:
         raise ValueError(f"A summary `name` must be a non-empty string. Received: name={name!r}")
@@ -169,7 +202,7 @@ def scalar(name, value, step=None):
     current = _current()
     if current is None:
         return False
-    writer, step_fn = current
+    writer, step_fn, _ = current
     array = np.asarray(value)
     if array.size != 1 or array.dtype.kind not in "biuf":
         raise ValueError(
@@ -199,7 +232,7 @@ def histogram(name, values, step=None, buckets=None):
     current = _current()
     if current is None:
         return False
-    writer, step_fn = current
+    writer, step_fn, _ = current
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
         raise ValueError(

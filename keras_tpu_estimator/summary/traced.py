@@ -1,0 +1,114 @@
+"""Summaries made inside the compiled `model_fn`: written from the device at their steps.
+
+TF1's estimator wrote the summaries `model_fn` made (`tf.summary.scalar`,
+`image`, `histogram`, ...) every `RunConfig.save_summary_steps` steps, with
+its `SummarySaverHook`. Here `model_fn` is traced into the compiled training
+step, where nothing can be written. A summary made there becomes, in the
+step, a `jax.lax.cond` on the step number whose taken branch hands the
+summary's values to the host (`jax.debug.callback`), where they are encoded
+(`summary.protos`) and written into the event file. So the values leave the
+device only at the steps written, also inside an on-device loop; images and
+audio are cut to their `max_outputs` first, on the device.
+
+Where and how often: `SummaryCallback`, while training runs, publishes its
+directory and period for the thread that trains (`summary_steps`); the step
+reads them when it is traced. The summary of the step that takes the global
+step from `s - 1` to `s` is written at step `s` when `s` divides by the
+period: the steps `SummaryCallback` writes the loss at.
+
+Example (inside `model_fn`, through `compat.v1.summary`):
+
+```python
+tf1.summary.image("inputs", features["image"], max_outputs=2)
+# -> at steps 100, 200, ... (save_summary_steps=100): inputs/image/0, inputs/image/1
+```
+"""
+
+import contextlib
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from keras_tpu_estimator.summary import protos
+from keras_tpu_estimator.summary import writers
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def summary_steps(logdir, every_n_steps):
+    """Inside the block, `model_fn` summaries traced on this thread go to `logdir`.
+
+    They are written every `every_n_steps` global steps. `SummaryCallback`
+    opens one for the length of training. Blocks nest (the innermost wins).
+
+    Args:
+        logdir: the event files' directory.
+        every_n_steps: the period, an int >= 1.
+
+    Yields:
+        None.
+    """
+    previous = getattr(_local, "destination", None)
+    _local.destination = (writers.check_logdir(logdir), int(every_n_steps))
+    try:
+        yield
+    finally:
+        _local.destination = previous
+
+
+def destination():
+    """`(logdir, every_n_steps)` of the innermost `summary_steps` block, or None."""
+    return getattr(_local, "destination", None)
+
+
+def _replicated(value):
+    """`value` laid out whole on every device, when a distribution is in scope.
+
+    The callback reads the whole value; asking for it replicated lets the
+    compiler gather it once instead of warning that it cannot.
+    """
+    import keras
+
+    distribution = keras.distribution.distribution()
+    mesh = getattr(getattr(distribution, "device_mesh", None), "backend_mesh", None)
+    if mesh is None or value.ndim == 0:
+        return value
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    return jax.lax.with_sharding_constraint(value, sharding)
+
+
+def _write(logdir, build, step, arrays):
+    """The host side: encodes the summary and writes it at `step` into `logdir`."""
+    values = build(*[np.asarray(a) for a in arrays])
+    writer = writers.acquire(logdir)
+    try:
+        protos.write(writer, values, int(np.asarray(step)))
+    finally:
+        writers.release(logdir)
+
+
+def emit(logdir, build, operands, step, when=None):
+    """In a traced step: writes `build(*operands)` at `step` into `logdir` when `when` holds.
+
+    Args:
+        logdir: the event files' directory.
+        build: `build(*numpy operands) -> [Summary.Value]`, run on the host.
+        operands: the summary's arrays (tensors of the step); not
+            differentiated.
+        step: the step written at (a traced integer).
+        when: a traced boolean: write only at steps where it is true; None
+            writes every step.
+    """
+    operands = [_replicated(jax.lax.stop_gradient(jnp.asarray(x))) for x in operands]
+    step = jnp.asarray(step)
+
+    def call():
+        jax.debug.callback(lambda s, *a: _write(logdir, build, s, a), step, *operands)
+
+    if when is None:
+        call()
+    else:
+        jax.lax.cond(when, call, lambda: None)
