@@ -100,15 +100,14 @@ class CategoricalColumn(FeatureColumn):
             raise NotImplementedError
         if self.ids_key in features:
             return keras.ops.cast(rows(features[self.ids_key]), "int32"), None
-        raw = [k for k in self.keys if isinstance(features, dict) and k in features]
-        if len(raw) < len(self.keys):
-            feature(features, next(k for k in self.keys if k not in raw), self)
+        if not isinstance(features, dict):
+            feature(features, self.keys[0], self)
         raise ValueError(
             f"Feature column {self.name!r} needs its ids from the input pipeline: "
             f"{_HOST_WORK} The input of this model_fn call was read before the column "
             "was created: create feature columns before train/evaluate/predict (in "
             "main, at module level, or in params), and give a tf.data.Dataset, or "
-            "arrays, from input_fn."
+            f"arrays, from input_fn. Features: {sorted(features)}."
         )
 
 
@@ -147,11 +146,11 @@ class NumericColumn(FeatureColumn):
         return {self.key: tf.io.FixedLenFeature(self.shape, self.dtype, self.default_value)}
 
     def values(self, features):
-        """The float32 values `[batch, *shape]`, normalized."""
-        x = keras.ops.cast(feature(features, self.key, self), "float32")
+        """The values `[batch, *shape]`, normalized (as fed), then float32 (as TF1)."""
+        x = feature(features, self.key, self)
         if self.normalizer_fn is not None:
             x = self.normalizer_fn(x)
-        return x
+        return keras.ops.cast(x, "float32")
 
     def dense(self, features, state):
         return rows(self.values(features))

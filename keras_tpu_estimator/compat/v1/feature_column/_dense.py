@@ -25,15 +25,16 @@ COMBINERS = ("mean", "sum", "sqrtn")
 def combine(table, ids, weights, combiner, max_norm=None):
     """TF1's `safe_embedding_lookup_sparse` on dense ids: `[batch, dim]`.
 
-    Absent ids (-1) and ids of non-positive weight are left out; a row with
-    none left gives zeros. `mean` divides by the sum of the weights, `sqrtn`
+    Absent ids (-1) are left out, and for `mean` and `sqrtn` ids of
+    non-positive weight; a row with none left gives zeros. `mean` divides by the sum of the weights, `sqrtn`
     by the square root of the sum of their squares.
     """
     present = ids >= 0
     if weights is None:
         weights = keras.ops.cast(present, table.dtype)
     else:
-        present = present & (weights > 0)
+        if combiner != "sum":  # TF1 keeps negative weights in sums only.
+            present = present & (weights > 0)
         weights = keras.ops.where(present, keras.ops.cast(weights, table.dtype), 0.0)
     vectors = keras.ops.take(table, keras.ops.where(present, ids, 0), axis=0)
     if max_norm is not None:

@@ -93,25 +93,36 @@ def _sparse(tf, ids, present):
     return tf.SparseTensor(indices, tf.gather_nd(ids, indices), tf.shape(ids, tf.int64))
 
 
-def _cross(tf, column, features):
-    inputs, width = [], 1
+def _leaves(column):
+    """The inputs of a cross, nested crosses expanded (TF1's leaf-level keys)."""
     for part in column.columns:
+        if isinstance(part, _columns.CrossedColumn):
+            yield from _leaves(part)
+        else:
+            yield part
+
+
+def _cross(tf, column, features):
+    """TF1's cross: raw features as they are (dense or sparse), columns' ids sparse."""
+    inputs, width = [], 1
+    for part in _leaves(column):
         if isinstance(part, str):
-            x = _raw(tf, features, part)
-            ids, present = x, tf.not_equal(x, _ignore(x.dtype))
+            x = features[part]
+            x = x if isinstance(x, tf.SparseTensor) else _dense(tf, x, None)
+            inputs.append(x)
+            columns = x.shape[1] if not isinstance(x, tf.SparseTensor) else None
         else:
             ids, present = _ids_and_present(tf, part, features)
-        inputs.append(_sparse(tf, ids, present))
-        width = None if width is None or ids.shape[1] is None else width * ids.shape[1]
+            inputs.append(_sparse(tf, ids, present))
+            columns = ids.shape[1]
+        width = None if width is None or columns is None else width * columns
     crossed = tf.sparse.cross_hashed(
         inputs, column.hash_bucket_size,
         **({} if column.hash_key is None else {"hash_key": column.hash_key}))
-    rows = tf.shape(inputs[0], tf.int64)[0]
-    widths = tf.stack([tf.shape(i, tf.int64)[1] for i in inputs])
-    full = tf.SparseTensor(crossed.indices, crossed.values,
-                           tf.stack([rows, tf.reduce_prod(widths)]))
-    ids = tf.sparse.to_dense(full, default_value=-1)
+    shape = tf.shape(crossed, tf.int64)
+    ids = tf.sparse.to_dense(crossed, default_value=-1)
     if width is not None:  # Static when the inputs are dense: the batches stack.
+        ids = tf.pad(ids, [[0, 0], [0, width - shape[1]]], constant_values=-1)
         ids = tf.ensure_shape(ids, [None, width])
     return ids, tf.not_equal(ids, -1)
 
