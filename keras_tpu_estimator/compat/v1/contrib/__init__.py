@@ -5,10 +5,12 @@
 `tf.contrib.tpu` maps to `tf1.tpu` and the `kte` estimator classes.
 """
 
+from keras_tpu_estimator.compat.v1.contrib import estimator  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import framework
 from keras_tpu_estimator.compat.v1.contrib import image
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
+from keras_tpu_estimator.compat.v1.contrib import opt  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import summary
 from keras_tpu_estimator.compat.v1.contrib import training
 
