@@ -11,7 +11,8 @@ from keras_tpu_estimator.compat.v1.contrib import image
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import opt  # noqa: F401
+from keras_tpu_estimator.compat.v1.contrib import slim
 from keras_tpu_estimator.compat.v1.contrib import summary
 from keras_tpu_estimator.compat.v1.contrib import training
 
-__all__ = ["framework", "layers", "metrics", "summary", "training"]
+__all__ = ["framework", "layers", "metrics", "slim", "summary", "training"]

@@ -1,20 +1,36 @@
-"""`tf.contrib.layers.layer_norm` (and `batch_norm`): normalization layers with TF1's variable names.
+"""`tf.contrib.layers.batch_norm` and `layer_norm`: normalization with TF1's variable names.
+
+`batch_norm` creates `<scope>/beta` (unless `center=False`), `<scope>/gamma`
+(only with `scale=True`: TF1's default is False), `<scope>/moving_mean` and
+`<scope>/moving_variance` in scope `BatchNorm` (`BatchNorm_1`, ...; inside
+`conv2d(..., normalizer_fn=slim.batch_norm)` that is `<conv scope>/BatchNorm`).
 
 ```python
 def layer_norm(x, name=None):     # as BERT writes it
     return tf1.contrib.layers.layer_norm(
         inputs=x, begin_norm_axis=-1, begin_params_axis=-1, scope=name)
+
+net = slim.batch_norm(net, decay=0.9997, epsilon=0.001, scale=True, is_training=training)
 ```
 """
 
+import keras
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import initializers
 from keras_tpu_estimator.compat.v1 import nn
+from keras_tpu_estimator.compat.v1._batch_normalization import FUSED_MIN_EPSILON
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope
+from keras_tpu_estimator.compat.v1.contrib.layers import _common
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.variables import get_variable
 from keras_tpu_estimator.compat.v1.variables import variable_scope
 
+_HALF = ("float16", "bfloat16")
 
+
+@add_arg_scope
 def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
                variables_collections=None, outputs_collections=None, trainable=True,
                begin_norm_axis=1, begin_params_axis=-1, scope=None):
@@ -62,3 +78,177 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
     outputs = nn.batch_normalization(x, mean, variance, beta, gamma, 1e-12)
     outputs = ops.cast(outputs, dtype)
     return activation_fn(outputs) if activation_fn is not None else outputs
+
+
+def _check_supported(batch_weights, renorm, adjustment, zero_debias_moving_mean):
+    for argument, value, default in (
+        ("batch_weights", batch_weights, None), ("renorm", renorm, False),
+        ("adjustment", adjustment, None),
+        ("zero_debias_moving_mean", zero_debias_moving_mean, False),
+    ):
+        if value is not None if default is None else bool(value):
+            raise NotImplementedError(
+                f"batch_norm({argument}={value!r}) is not supported; only "
+                f"{argument}={default!r}.")
+
+
+def _moving_average(variable, value, decay):
+    """TF1's `assign_moving_average`: `variable -= (variable - value) * (1 - decay)`."""
+    variable = keras_variable(variable)
+    variable.assign(variable - (variable - ops.cast(value, variable.dtype)) * (1.0 - decay))
+
+
+@add_arg_scope
+def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, activation_fn=None,
+               param_initializers=None, param_regularizers=None,
+               updates_collections=GraphKeys.UPDATE_OPS, is_training=True, reuse=None,
+               variables_collections=None, outputs_collections=None, trainable=True,
+               batch_weights=None, fused=None, data_format=_common.NHWC,
+               zero_debias_moving_mean=False, scope=None, renorm=False, renorm_clipping=None,
+               renorm_decay=0.99, adjustment=None):
+    """Batch normalization, as `tf.contrib.layers.batch_norm` (`slim.batch_norm`).
+
+    With `is_training`, normalizes with the batch's mean and variance over
+    every axis but the channels' and moves the moving statistics by
+    `decay`; otherwise normalizes with the moving statistics. As in TF1:
+
+    - the fused form (`fused` None or True, inputs of rank 2 or 4) raises
+      `epsilon` to 1.001e-5 and moves `moving_variance` toward the
+      unbiased batch variance (`n / (n - 1)` times the biased one, `n` the
+      values per channel); `fused=False` (or another rank) uses the biased
+      one throughout;
+    - parameters are float32 for float16/bfloat16 inputs, whose output
+      keeps their dtype.
+
+    The moving statistics are updated inside the training step whatever
+    `updates_collections` is: TF1's `UPDATE_OPS` (run by the program's
+    `control_dependencies`) and None (in place) give the same step here.
+
+    Args:
+        inputs: a tensor of rank >= 2, channels last ('NHWC') or second
+            ('NCHW').
+        decay: the moving averages' decay.
+        center: add `beta`.
+        scale: multiply by `gamma` (TF1's default: False).
+        epsilon: added to the variance.
+        activation_fn: applied to the result, if given.
+        param_initializers: `{"beta", "gamma", "moving_mean",
+            "moving_variance": initializer}`, each optional.
+        param_regularizers: `{"beta", "gamma": regularizer}`.
+        updates_collections: accepted (see above).
+        is_training: a Python bool (e.g. `mode == ModeKeys.TRAIN`).
+        reuse: share the variables of an existing `scope`.
+        variables_collections: a list of collections, or a dict by
+            variable name, the variables join.
+        outputs_collections: collections the output joins.
+        trainable: whether `beta`/`gamma` are trained.
+        fused: None/True (fused where possible) or False.
+        data_format: 'NHWC' or 'NCHW'.
+        scope: the variable scope's name (default `BatchNorm`, made unique).
+        batch_weights, zero_debias_moving_mean, renorm, renorm_clipping,
+            renorm_decay, adjustment: only their defaults are supported.
+
+    Returns:
+        The normalized tensor.
+
+    Raises:
+        ValueError: for an invalid `data_format`, an `is_training` known
+            only at run time, or inputs of rank < 2.
+        NotImplementedError: for `batch_weights`, `renorm`, `adjustment` or
+            `zero_debias_moving_mean`.
+
+    Example:
+
+    ```python
+    with slim.arg_scope([slim.batch_norm], is_training=training, decay=0.997, scale=True):
+        net = slim.conv2d(images, 32, [3, 3], normalizer_fn=slim.batch_norm)
+    ```
+    """
+    del renorm_clipping, renorm_decay
+    _check_supported(batch_weights, renorm, adjustment, zero_debias_moving_mean)
+    _common.image_data_format(data_format, "batch_norm")
+    training = _common.is_training_argument(is_training, "batch_norm")
+    with variable_scope(scope, default_name="BatchNorm", reuse=reuse):
+        inputs = _common.as_tensor(inputs)
+        rank = len(inputs.shape)
+        if rank < 2:
+            raise ValueError(f"batch_norm takes inputs of rank >= 2; received shape "
+                             f"{tuple(inputs.shape)}")
+        fused = (fused is None or bool(fused)) and rank in (2, 4)
+        axis = 1 if data_format == _common.NCHW else rank - 1
+        params_shape = (int(inputs.shape[axis]),)
+        dtype = _common.dtype_of(inputs)
+        param_dtype = "float32" if dtype in _HALF else dtype
+        initializers_ = param_initializers or {}
+        regularizers = param_regularizers or {}
+
+        def parameter(name, default, trainable_, regularizer=None):
+            return _common.model_variable(
+                name, params_shape, param_dtype, initializers_.get(name, default), regularizer,
+                trainable_, _common.variable_collections(variables_collections, name))
+
+        # TF1's order: the Keras layer it used for 4D inputs with UPDATE_OPS made gamma first.
+        keras_layer_order = updates_collections == GraphKeys.UPDATE_OPS and not (
+            fused and rank == 2)
+        made = {}
+        for name in (("gamma", "beta") if keras_layer_order else ("beta", "gamma")):
+            if (name == "beta" and center) or (name == "gamma" and scale):
+                default = initializers.zeros_initializer() if name == "beta" else (
+                    initializers.ones_initializer())
+                made[name] = parameter(name, default, trainable, regularizers.get(name))
+        moving_mean = parameter("moving_mean", initializers.zeros_initializer(), False)
+        moving_variance = parameter("moving_variance", initializers.ones_initializer(), False)
+
+        x = ops.cast(inputs, param_dtype) if dtype != param_dtype else inputs
+        beta = made.get("beta", ops.zeros(params_shape, param_dtype))
+        gamma = made.get("gamma", ops.ones(params_shape, param_dtype))
+        if fused:
+            outputs, mean, variance = _fused(x, gamma, beta, moving_mean, moving_variance,
+                                             max(epsilon, FUSED_MIN_EPSILON), data_format,
+                                             training)
+        else:
+            outputs, mean, variance = _plain(x, made.get("gamma"), made.get("beta"),
+                                             moving_mean, moving_variance, epsilon, axis,
+                                             training)
+        if training and not isinstance(inputs, keras.KerasTensor):
+            _moving_average(moving_mean, mean, decay)
+            _moving_average(moving_variance, variance, decay)
+        outputs = ops.cast(outputs, dtype) if dtype != param_dtype else outputs
+        return _common.finish(outputs, None, None, activation_fn, outputs_collections)
+
+
+def _fused(x, gamma, beta, moving_mean, moving_variance, epsilon, data_format, training):
+    """TF1's fused kernel (a rank-2 input as `[n, 1, 1, c]`): the output, the batch mean
+    and the unbiased batch variance (the moving statistics' targets)."""
+    shape = tuple(x.shape)
+    if len(shape) == 2:
+        x = ops.reshape(x, (-1, shape[1], 1, 1) if data_format == _common.NCHW
+                        else (-1, 1, 1, shape[1]))
+    if training:
+        outputs, mean, variance = nn.fused_batch_norm(
+            x, gamma, beta, epsilon=epsilon, data_format=data_format, is_training=True)
+    else:
+        outputs, mean, variance = nn.fused_batch_norm(
+            x, gamma, beta, mean=moving_mean, variance=moving_variance, epsilon=epsilon,
+            data_format=data_format, is_training=False)
+    if len(shape) == 2:
+        outputs = ops.reshape(outputs, (-1, shape[1]))
+    return outputs, mean, variance
+
+
+def _plain(x, gamma, beta, moving_mean, moving_variance, epsilon, axis, training):
+    """TF1's non-fused form: the output, the batch mean and the biased batch variance."""
+    rank = len(x.shape)
+    if training:
+        mean, variance = ops.moments(x, axes=tuple(a for a in range(rank) if a != axis))
+    else:
+        mean, variance = moving_mean, moving_variance
+    shape = [1] * rank
+    shape[axis] = -1
+
+    def broadcast(value):
+        return None if value is None else ops.reshape(value, shape)
+
+    outputs = nn.batch_normalization(x, broadcast(mean), broadcast(variance), broadcast(beta),
+                                     broadcast(gamma), epsilon)
+    return outputs, mean, variance
