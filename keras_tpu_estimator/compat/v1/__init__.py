@@ -80,8 +80,9 @@ from keras_tpu_estimator.compat.v1.check_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.control_flow import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.random_ops import *  # noqa: F401,F403
-from keras_tpu_estimator.compat.v1.unsupported import numpy_function  # noqa: F401
-from keras_tpu_estimator.compat.v1.unsupported import py_func  # noqa: F401
+from keras_tpu_estimator.compat.v1._script_ops import numpy_function  # noqa: F401
+from keras_tpu_estimator.compat.v1._script_ops import py_func  # noqa: F401
+from keras_tpu_estimator.compat.v1._script_ops import py_function  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import AUTO_REUSE  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import VariableScope  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import all_variables  # noqa: F401

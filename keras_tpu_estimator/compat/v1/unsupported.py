@@ -1,13 +1,14 @@
 """TF1 features this library does not run, each failing with its alternative.
 
-They are rare in TPU `model_fn`s (a survey of 13 real programs found
-`py_func` metrics and `outside_compilation` in one or two)
-and have no compiled JAX equivalent. Calling one raises `NotImplementedError`
-naming what to use instead, so a port fails at its first trace, not later.
+They have no compiled JAX equivalent. Calling one raises
+`NotImplementedError` naming what to use instead, so a port fails at its
+first trace, not later. (`tf.py_func` does run, as a host callback: see
+`_script_ops`.)
 
 ```python
-tf1.py_func(fn, [x], tf1.float32)
-# NotImplementedError: tf.py_func is not supported: ... jax.pure_callback ...
+feature = Unsupported("some_op", "compute it in input_fn instead.")
+feature(x)
+# NotImplementedError: tf.some_op is not supported by ...: compute it in input_fn instead.
 ```
 """
 
@@ -37,13 +38,6 @@ class Unsupported:
         return f"<unsupported tf.{self._name}>"
 
 
-py_func = Unsupported(
-    "py_func",
-    "model_fn is compiled by JAX. Compute with tf1/keras.ops, or call Python "
-    "through jax.pure_callback; for a metric, use kte.metrics.keras_metric "
-    "with a Keras metric.",
-)
-numpy_function = py_func
 outside_compilation = Unsupported(
     "tpu.outside_compilation",
     "everything in model_fn is compiled. Return the tensors through the "
