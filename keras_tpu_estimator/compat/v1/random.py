@@ -18,3 +18,11 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
 
 
 __all__ = ["categorical", "multinomial", "normal", "shuffle", "truncated_normal", "uniform"]
+
+# Stateless draws and the graph seed live in their own module.
+from keras_tpu_estimator.compat.v1._stateless_random import set_seed  # noqa: E402
+from keras_tpu_estimator.compat.v1._stateless_random import stateless_normal  # noqa: E402
+from keras_tpu_estimator.compat.v1._stateless_random import stateless_truncated_normal  # noqa: E402
+from keras_tpu_estimator.compat.v1._stateless_random import stateless_uniform  # noqa: E402
+
+__all__ += ["set_seed", "stateless_normal", "stateless_truncated_normal", "stateless_uniform"]
