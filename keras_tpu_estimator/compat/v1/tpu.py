@@ -23,6 +23,7 @@ train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
 ```
 """
 
+from keras_tpu_estimator.compat.v1 import _tpu_experimental as experimental  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import Optimizer
 from keras_tpu_estimator.compat.v1.variables import bfloat16_scope  # noqa: F401
 

@@ -119,9 +119,12 @@ class EmbeddingColumn(FeatureColumn):
 class SharedEmbeddingColumn(EmbeddingColumn):
     """One of `shared_embedding_columns`: its table is the group's.
 
-    The first column of the group an input layer computes creates
-    `<scope>/<shared_embedding_collection_name>/embedding_weights`; the
-    others find it in the collection of that name, as TF1 did.
+    The first column of the group computed in a `model_fn` call creates the
+    table, the others find it in the collection of that name, as TF1 did.
+    `input_layer` names it `<scope>/<shared_embedding_collection_name>/
+    embedding_weights` (TF1); `DenseFeatures` names it
+    `<shared_embedding_collection_name>`, at the root (TF 2's shared
+    columns, which Keras's `DenseFeatures` computes).
     """
 
     shared_embedding_collection_name: str = None
@@ -134,13 +137,25 @@ class SharedEmbeddingColumn(EmbeddingColumn):
     def var_scope_name(self):
         return self.shared_embedding_collection_name
 
-    def table(self, trainable):
+    def table(self, trainable, at_root=False):
         found = graph.get_collection(self.shared_embedding_collection_name)
         if found:
             return found[0]
-        table = super().table(trainable)
+        if at_root:  # TF 2's shared columns (DenseFeatures): one root variable.
+            with variables.absolute_scope(""):
+                table = variables.get_variable(
+                    self.shared_embedding_collection_name,
+                    [self.categorical_column.num_buckets, self.dimension], dtype="float32",
+                    initializer=self.initializer, trainable=self.trainable and trainable)
+        else:
+            table = super().table(trainable)
         graph.add_to_collection(self.shared_embedding_collection_name, table)
         return table
+
+    def dense(self, features, state):
+        ids, weights = self.categorical_column.ids(features)
+        table = self.table(state.trainable, state.shared_at_root)
+        return combine(table, ids, weights, self.combiner, self.max_norm)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ from keras_tpu_estimator.compat.v1 import variables
 from keras_tpu_estimator.compat.v1.feature_column import _columns
 from keras_tpu_estimator.compat.v1.feature_column import _dense
 
-_State = collections.namedtuple("_State", ["trainable"])
+_State = collections.namedtuple("_State", ["trainable", "shared_at_root"])
 
 
 def _column_list(feature_columns, where):
@@ -54,6 +54,7 @@ def _check_features(features, where):
 
 
 def _dense_outputs(features, feature_columns, trainable, where, cols_to_output_tensors=None):
+    state = _State(trainable, where == "DenseFeatures")
     columns = _column_list(feature_columns, where)
     for column in columns:
         _dense.check_dense(column, where)
@@ -62,7 +63,7 @@ def _dense_outputs(features, feature_columns, trainable, where, cols_to_output_t
     for column in columns:
         with variables.variable_scope(None, default_name=column.var_scope_name):
             with graph.name_scope(column.name):
-                output = _columns.rows(column.dense(features, _State(trainable)))
+                output = _columns.rows(column.dense(features, state))
         outputs.append(output)
         if cols_to_output_tensors is not None:
             cols_to_output_tensors[column] = output
@@ -100,6 +101,9 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
     ```
     """
     del weight_collections
+    for column in _column_list(feature_columns, "input_layer"):
+        _dense.check_dense(column, "input_layer")
+    _check_features(features, "input_layer")
     with variables.variable_scope(None, default_name="input_layer"):
         before = len(variables.global_variables())
         output = _dense_outputs(features, feature_columns, trainable, "input_layer",
@@ -188,6 +192,12 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
     del weight_collections
     sparse_combiner = _dense.check_combiner(sparse_combiner)
     columns = _column_list(feature_columns, "linear_model")
+    for column in columns:
+        if not isinstance(column, (_columns.CategoricalColumn, _columns.NumericColumn)):
+            raise ValueError(
+                "Items of `feature_columns` of linear_model must be numeric, bucketized or "
+                f"categorical columns (not embedding or indicator columns). Received: {column!r}"
+            )
     _check_features(features, "linear_model")
     total = None
     with variables.variable_scope(None, default_name="linear_model"):
