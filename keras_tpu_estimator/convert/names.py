@@ -157,6 +157,22 @@ UNSUPPORTED = {
     "tf.estimator.tpu.experimental.EmbeddingConfigSpec": (
         "TPU embeddings are not supported; use keras.layers.Embedding"
     ),
+    # Graph rewrites and graph files: model_fn is traced by JAX, not a TensorFlow graph.
+    "tf.contrib.quantize": (
+        "quantization-aware training rewrites a TensorFlow graph, and model_fn builds none: "
+        "remove create_training_graph/create_eval_graph and train in float; quantize "
+        "after training (Keras 3's model.quantize('int8'), or TFLite post-training "
+        "quantization of the exported SavedModel)"
+    ),
+    "tf.train.write_graph": (
+        "model_fn builds no TensorFlow graph to write: export the model with "
+        "estimator.export_saved_model; to inspect the compiled step, print "
+        "jax.jit(fn).lower(...).as_text()"
+    ),
+    "tf.train.batch": (
+        "TF1 input queues need sessions and queue runners: in input_fn, batch a "
+        "tf.data.Dataset instead (dataset.batch(params['batch_size'], drop_remainder=True))"
+    ),
 }
 
 # Fine where they are in an input pipeline or on the host.
