@@ -82,6 +82,15 @@ def test_predict_gives_tensorflows_predictions_for_every_example(trained):
     np.testing.assert_allclose(np.asarray(predictions), FIXTURE["predict"], rtol=1e-5)
 
 
+def test_export_saved_model_serves_tensorflows_predictions(trained, tmp_path):
+    receiver_fn = kte.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 3], tf.float32, name="x")})
+    path = trained.export_saved_model(str(tmp_path), receiver_fn)
+    served = tf.saved_model.load(path.decode()).signatures["serving_default"]
+    x, _ = ref.data(10, 2)
+    np.testing.assert_allclose(served(x=tf.constant(x))["y"], FIXTURE["predict"], rtol=1e-5)
+
+
 class Recorder(kte.Exporter):
     def __init__(self):
         self.seen = []
