@@ -29,6 +29,7 @@ from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.common import short_repr
 from keras_tpu_estimator.checkpoint.paths import finished_steps
 from keras_tpu_estimator.checkpoint.paths import listed_checkpoints
+from keras_tpu_estimator.checkpoint.paths import read_newest
 from keras_tpu_estimator.checkpoint.paths import tf_style_path
 from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
 
@@ -186,7 +187,9 @@ class CheckpointDirectory:
         """Reads the checkpoint of `step`.
 
         Args:
-            step: the step to read; None reads the latest.
+            step: the step to read; None reads the latest (the newest left
+                when another process's `keep_checkpoint_max` deletes it
+                meanwhile: see `paths.read_newest`).
             targets: None, or a dict `name -> target` naming the values to
                 read and how to lay them out. A target is a `keras.Variable`
                 or a JAX array (the value comes back with its shape, dtype
@@ -212,14 +215,18 @@ class CheckpointDirectory:
         model_variable.assign(values["w"])
         ```
         """
+        if step is not None:
+            return restore_prefix(self.path(step), targets)
+        return read_newest(self._latest_to_restore, lambda prefix: restore_prefix(prefix, targets))
+
+    def _latest_to_restore(self):
+        step = self.latest_step()
         if step is None:
-            step = self.latest_step()
-            if step is None:
-                raise ValueError(
-                    f"No checkpoint to restore in {self._directory}: the "
-                    "directory holds no complete checkpoint."
-                )
-        return restore_prefix(self.path(step), targets)
+            raise ValueError(
+                f"No checkpoint to restore in {self._directory}: the "
+                "directory holds no complete checkpoint."
+            )
+        return tf_style_path(self._directory, step)
 
     def close(self):
         """Nothing to release; kept so that `with CheckpointDirectory(...)` reads well."""

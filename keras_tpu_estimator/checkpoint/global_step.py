@@ -7,7 +7,8 @@ the converter maps it here.
 """
 
 from keras_tpu_estimator.checkpoint.model_state import GLOBAL_STEP
-from keras_tpu_estimator.checkpoint.readers import checkpoint_reader
+from keras_tpu_estimator.checkpoint.paths import read_latest
+from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
 
 
 def load_global_step_from_checkpoint_dir(model_dir):
@@ -15,7 +16,8 @@ def load_global_step_from_checkpoint_dir(model_dir):
 
     As TensorFlow's `estimator._load_global_step_from_checkpoint_dir`: 0 when
     `model_dir` holds no checkpoint (or does not exist), or when that
-    checkpoint has no `global_step`.
+    checkpoint has no `global_step`. While a trainer in another process
+    deletes old checkpoints, the newest left is read.
 
     Args:
         model_dir: a directory of checkpoints, written by this library or by
@@ -33,9 +35,13 @@ def load_global_step_from_checkpoint_dir(model_dir):
     ```
     """
     try:
-        reader = checkpoint_reader(model_dir)
+        return read_latest(model_dir, _global_step, argument="model_dir")
     except ValueError:  # no checkpoint there (yet)
         return 0
+
+
+def _global_step(prefix):
+    reader = TensorFlowReader(prefix)
     if GLOBAL_STEP not in reader.names():
         return 0
     return int(reader.read(GLOBAL_STEP))

@@ -16,16 +16,12 @@ import functools
 import os
 
 from keras_tpu_estimator.checkpoint import tf_files
-from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.directory import CheckpointDirectory
 from keras_tpu_estimator.checkpoint.model_state import load_checkpoint
-from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
 from keras_tpu_estimator.checkpoint.paths import latest_checkpoint
+from keras_tpu_estimator.checkpoint.paths import read_latest
 from keras_tpu_estimator.checkpoint.paths import tf_style_path
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
-
-# How many times a latest checkpoint is chosen again when a trainer deletes it.
-_ATTEMPTS = 5
 
 
 class ModelDirCheckpoints:
@@ -76,10 +72,11 @@ class ModelDirCheckpoints:
         """Makes `model` hold the checkpoint `checkpoint_path` (default: the latest).
 
         Nothing is read when the model already holds that checkpoint (the
-        same prefix, its `.index` unchanged). The latest is read consistently
-        while another process trains into `model_dir`: if that process
-        deletes it (`keep_checkpoint_max`) before or while it is read, the
-        new latest is read instead.
+        same prefix, its `.index` unchanged). The latest of a `model_dir` (this
+        one's, or the one `checkpoint_path` names) is read consistently while
+        another process trains there: if that process deletes it
+        (`keep_checkpoint_max`) before or while it is read, the newest left is
+        read instead (see `read_latest`).
 
         Args:
             model: an `EstimatorModel`, built for the mode it will run.
@@ -98,30 +95,18 @@ class ModelDirCheckpoints:
                 cannot be read, naming it.
         """
         if checkpoint_path is None:
-            return self._load_latest(model)
-        return self._load_prefix(model, checkpoint_prefix(checkpoint_path))
-
-    def _load_latest(self, model):
-        """Loads the latest checkpoint; the next latest if a trainer deletes it meanwhile.
-
-        Another process training into `model_dir` saves new checkpoints and
-        deletes old ones (`keep_checkpoint_max`): the one chosen may vanish
-        before or while it is read. Then the newest is chosen again.
-        """
-        for attempt in range(_ATTEMPTS):
-            prefix = latest_checkpoint(self._directory.directory)
-            if prefix is None:
+            if latest_checkpoint(self._directory.directory) is None:
                 return None
-            try:
-                return self._load_prefix(model, prefix)
-            except Exception:
-                if attempt == _ATTEMPTS - 1 or tf_files.exists(prefix):
-                    raise  # Still there: not a concurrent deletion.
-                logger.info(
-                    "The checkpoint %s was deleted while it was read (another "
-                    "process trains there); reading the latest again.", prefix,
-                )
-                self.forget(model)
+            checkpoint_path = self._directory.directory
+        return read_latest(checkpoint_path, functools.partial(self._load_or_forget, model))
+
+    def _load_or_forget(self, model, prefix):
+        """Loads `prefix`; if that fails, `model` may hold part of it: the next load reads."""
+        try:
+            return self._load_prefix(model, prefix)
+        except BaseException:
+            self.forget(model)
+            raise
 
     def _load_prefix(self, model, prefix):
         signature = _signature(prefix)

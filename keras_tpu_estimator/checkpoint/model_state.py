@@ -24,6 +24,8 @@ from keras_tpu_estimator.checkpoint.common import check_step
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.common import logger
 from keras_tpu_estimator.checkpoint.directory import restore_prefix
+from keras_tpu_estimator.checkpoint.paths import read_newest
+from keras_tpu_estimator.checkpoint.paths import tf_style_path
 from keras_tpu_estimator.checkpoint.paths import tf_style_step
 from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
 
@@ -115,7 +117,8 @@ def restore_model(checkpoints, model, step=None):
     Args:
         checkpoints: a `CheckpointDirectory`.
         model: an `EstimatorModel`.
-        step: the step to restore; None restores the latest.
+        step: the step to restore; None restores the latest (the newest left
+            when another process's `keep_checkpoint_max` deletes it meanwhile).
 
     Returns:
         The restored global step (an int).
@@ -133,14 +136,19 @@ def restore_model(checkpoints, model, step=None):
     model.fit(train_input_fn, callbacks=[Resume()])
     ```
     """
-    if step is None:
+    if step is not None:
+        return load_checkpoint(checkpoints.path(check_step(step)), model)
+
+    def latest():
         step = checkpoints.latest_step()
         if step is None:
             raise ValueError(
                 f"No checkpoint to restore in {checkpoints.directory}: the "
                 "directory holds no complete checkpoint."
             )
-    return load_checkpoint(checkpoints.path(check_step(step)), model)
+        return tf_style_path(checkpoints.directory, step)
+
+    return read_newest(latest, lambda prefix: load_checkpoint(prefix, model))
 
 
 def load_checkpoint(prefix, model):

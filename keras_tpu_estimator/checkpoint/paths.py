@@ -15,6 +15,12 @@ program code (`int(path.split("-")[-1])`, globs of `*.index`) read it. The
 checkpoints of a `model_dir` are those its state file lists whose files are
 there (a program may delete or rename them, as ALBERT does). Everything here
 reads only: no collective, nothing created.
+
+A trainer in another process saves new checkpoints and deletes the oldest
+(`keep_checkpoint_max`) at any moment. Listing reads the state file again
+when a checkpoint it lists vanishes, and `read_latest` reads the newest again
+when the one chosen is deleted before or while it is read: an evaluator
+never fails because a trainer garbage-collects its checkpoints.
 """
 
 import os
@@ -24,9 +30,16 @@ from keras_tpu_estimator.checkpoint import tf_files
 from keras_tpu_estimator.checkpoint.common import check_step
 from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import join
+from keras_tpu_estimator.checkpoint.common import logger
 
 TF_STYLE_PREFIX = "model.ckpt"
 _TF_STYLE = re.compile(r"^model\.ckpt-(\d+)$")
+
+# How many times a listing or a read starts again while a trainer saves and
+# deletes checkpoints. Each new start follows a new save of the trainer, so
+# this bounds nothing in practice; it only keeps a broken file system from
+# looping forever.
+ATTEMPTS = 100
 
 
 def listed_checkpoints(directory):
@@ -40,7 +53,19 @@ def listed_checkpoints(directory):
     """
     if "://" not in directory and not os.path.isdir(directory):
         return []
-    return [prefix for prefix in tf_files.read_state(directory) if tf_files.exists(prefix)]
+    listed = tf_files.read_state(directory)
+    for _ in range(ATTEMPTS):
+        present = [prefix for prefix in listed if tf_files.exists(prefix)]
+        if len(present) == len(listed):
+            return present
+        # A trainer writes the state file, then deletes the checkpoints it no
+        # longer lists: those read here may all be gone, the new ones listed
+        # in a newer state file. Unchanged, the files were removed by a program.
+        again = tf_files.read_state(directory)
+        if again == listed:
+            return present
+        listed = again
+    return present
 
 
 def finished_steps(directory):
@@ -88,6 +113,76 @@ def latest_checkpoint(model_dir):
     """
     listed = listed_checkpoints(directory_string(model_dir, "model_dir"))
     return listed[-1] if listed else None
+
+
+def read_newest(choose, read):
+    """Returns `read(choose())`, choosing again when the chosen checkpoint is deleted meanwhile.
+
+    A trainer in another process deletes old checkpoints (`keep_checkpoint_max`):
+    the checkpoint `choose` returns may vanish before or while `read` reads
+    it. Then `choose` is called again (it returns the newest checkpoint left)
+    and that one is read. An error while the chosen checkpoint is still there
+    is raised: it is not a deletion.
+
+    Args:
+        choose: a function returning a checkpoint prefix (or raising when
+            there is none).
+        read: a function of a prefix, reading that checkpoint.
+
+    Returns:
+        What `read` returns.
+
+    Example:
+
+    ```python
+    read_newest(lambda: checkpoint_prefix("runs/mnist"),
+                lambda prefix: TensorFlowReader(prefix).read("global_step"))
+    ```
+    """
+    for attempt in range(ATTEMPTS):
+        prefix = choose()
+        try:
+            return read(prefix)
+        except Exception:
+            if attempt == ATTEMPTS - 1 or tf_files.exists(prefix):
+                raise  # Still there: not a concurrent deletion.
+            logger.info(
+                "The checkpoint %s was deleted while it was read (another process "
+                "trains there and keeps only its newest); reading the newest again.", prefix,
+            )
+
+
+def read_latest(checkpoint_path, read, argument="checkpoint_path"):
+    """Returns `read(prefix)` for the checkpoint `checkpoint_path` names.
+
+    A `model_dir` names its latest checkpoint, read again from the newest
+    when a trainer deletes it meanwhile (see `read_newest`); a prefix names
+    itself and is read once.
+
+    Args:
+        checkpoint_path: a checkpoint prefix or a `model_dir` (see
+            `checkpoint_prefix`).
+        read: a function of a prefix, reading that checkpoint.
+        argument: the argument name used in error messages.
+
+    Returns:
+        What `read` returns.
+
+    Raises:
+        ValueError: if `checkpoint_path` names no complete checkpoint.
+
+    Example:
+
+    ```python
+    read_latest("runs/mnist", lambda prefix: TensorFlowReader(prefix).names())
+    ```
+    """
+    named = directory_string(checkpoint_path, argument).rstrip("/")
+    chosen = [checkpoint_prefix(checkpoint_path, argument)]
+    if chosen[0] == named:
+        return read(chosen[0])
+    return read_newest(lambda: chosen.pop() if chosen else checkpoint_prefix(checkpoint_path, argument),
+                       read)
 
 
 def tf_style_step(path):

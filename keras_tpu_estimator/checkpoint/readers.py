@@ -16,9 +16,9 @@ import contextlib
 import numpy as np
 
 from keras_tpu_estimator.checkpoint import tf_files
-from keras_tpu_estimator.checkpoint.common import directory_string
 from keras_tpu_estimator.checkpoint.common import few
 from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
+from keras_tpu_estimator.checkpoint.paths import read_latest
 
 # A TF2 object-based checkpoint names a variable `<object path>/` + this.
 _TF_VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
@@ -222,22 +222,6 @@ def load_variable(checkpoint_path, name):
     return _read_latest(checkpoint_path, lambda reader: reader.read(name))
 
 
-# How many times a model_dir's latest checkpoint is chosen again when a trainer deletes it.
-_ATTEMPTS = 5
-
-
 def _read_latest(path, read):
-    """`read(reader)` of the checkpoint `path` names; for a model_dir, again if it vanished.
-
-    A trainer deletes old checkpoints (`keep_checkpoint_max`): the latest of a
-    model_dir may go between choosing and reading it; then the new latest is read.
-    """
-    for attempt in range(_ATTEMPTS):
-        prefix = checkpoint_prefix(path)
-        try:
-            return read(TensorFlowReader(prefix))
-        except Exception:
-            if prefix == directory_string(path, "checkpoint_path").rstrip("/"):
-                raise  # A prefix named: read what it names, or fail.
-            if attempt == _ATTEMPTS - 1 or tf_files.exists(prefix):
-                raise  # Still there: not a concurrent deletion.
+    """`read(reader)` of the checkpoint `path` names; of a model_dir's newest, while a trainer deletes."""
+    return read_latest(path, lambda prefix: read(TensorFlowReader(prefix)))
