@@ -208,7 +208,8 @@ def test_converting_the_output_again_changes_nothing():
 @pytest.mark.parametrize(
     "call, advice",
     [
-        ("tf.feature_column.input_layer(features, columns)", "feature columns are not supported"),
+        ("tf.contrib.feature_column.sequence_input_layer(features, columns)",
+         "sequence feature columns are not supported"),
         ("tf.py_func(f, [x], tf.float32)", "jax.pure_callback"),
         ("tf.Session()", "there are no sessions"),
         ("tf.placeholder(tf.float32, [None, 3])", "no graph placeholders"),
