@@ -197,13 +197,15 @@ def tf_checkpoint(tmp_path_factory):
         "pretrained/w": W, "pretrained/b": B, "other/big": np.ones((5, 5), "float32")})
 
 
-def linear_fn_of(load, learning_rate=0.0):
-    """net/w (3x2), net/b (2): a model_fn calling `load()` in its scaffold_fn."""
+def linear_fn_of(load, learning_rate=0.0, where="scaffold_fn"):
+    """net/w (3x2), net/b (2): a model_fn calling `load()` in its scaffold_fn (or itself)."""
 
     def model_fn(features, labels, mode, params):
         with tf1.variable_scope("net"):
             w = framework.model_variable("w", [3, 2])
             b = framework.model_variable("b", [2], initializer=tf1.zeros_initializer())
+        if where == "model_fn":
+            load()
         predictions = tf1.matmul(features["x"], w) + b
         loss = tf1.reduce_mean(tf1.square(predictions - labels))
         train_op = tf1.train.GradientDescentOptimizer(learning_rate).minimize(
@@ -213,7 +215,8 @@ def linear_fn_of(load, learning_rate=0.0):
             init_fn = load()
             return tf1.train.Scaffold(init_fn=lambda scaffold, session: init_fn(session))
 
-        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, scaffold_fn=scaffold_fn)
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    scaffold_fn=scaffold_fn if where == "scaffold_fn" else None)
 
     return model_fn
 
@@ -257,6 +260,21 @@ def test_assign_from_checkpoint_fn_with_a_list_loads_each_variable_by_its_own_na
         prefix, framework.get_variables_to_restore(include=["net/w"]))))
     np.testing.assert_array_equal(store_value(model, "net/w"), W)
     assert model.init_from_checkpoint_reports[0].matched == ["net/w"]
+
+
+def test_assign_from_checkpoint_fn_in_model_fn_loads_once_and_returns_a_callback_each_trace(
+        tf_checkpoint):
+    callbacks = []
+
+    def load():
+        callbacks.append(framework.assign_from_checkpoint_fn(
+            tf_checkpoint, {"pretrained/b": framework.get_unique_variable("net/b")}))
+        return callbacks[-1]
+
+    model = fitted(linear_fn_of(load, where="model_fn"))
+    np.testing.assert_array_equal(store_value(model, "net/b"), B)
+    assert len(callbacks) >= 2 and all(callable(c) and c(None) is None for c in callbacks)
+    assert [r.matched for r in model.init_from_checkpoint_reports] == [["net/b"]]
 
 
 def test_assign_from_checkpoint_fn_sets_initial_values_only(tf_checkpoint):

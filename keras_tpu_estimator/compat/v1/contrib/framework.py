@@ -313,7 +313,7 @@ def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars=False,
     """
     pairs = _load_request(model_path, var_list, ignore_missing_vars, reshape_variables,
                           "assign_from_checkpoint_fn")
-    if pairs is not None and not pairs:
+    if not pairs:
         _logger.warning("assign_from_checkpoint_fn: no variables to restore from %s",
                         model_path)
         return None
@@ -342,9 +342,11 @@ def assign_from_checkpoint(model_path, var_list, ignore_missing_vars=False):
 def _load_request(model_path, var_list, ignore_missing_vars, reshape, caller):
     """Checks the request and defers the load to the end of the build.
 
+    Every trace checks alike (so each returns the same); only the build
+    pass loads.
+
     Returns:
-        The `(checkpoint name, keras.Variable)` pairs to load, or None in a
-        compiled trace (where nothing is loaded).
+        The `(checkpoint name, keras.Variable)` pairs to load.
     """
     if not var_list:
         raise ValueError(f"Argument `var_list` of {caller} cannot be empty. "
@@ -358,8 +360,6 @@ def _load_request(model_path, var_list, ignore_missing_vars, reshape, caller):
             "LoadEMAHook), return tf1.train.Scaffold(saver=tf1.train.Saver("
             "ema.variables_to_restore())) from the EVAL spec's scaffold_fn."
         ) from None
-    if not _initialization.in_build_pass():
-        return None  # A compiled trace: the initial values were set at build.
     if not isinstance(model_path, (str, bytes)) or not model_path:
         raise ValueError(f"Argument `model_path` of {caller} must be a checkpoint prefix "
                          f"or directory. Received: model_path={model_path!r}")
@@ -384,7 +384,7 @@ def _load_request(model_path, var_list, ignore_missing_vars, reshape, caller):
                 + ("" if reshape else " (reshape_variables=True reshapes same-size values).")
             )
         pairs.append((name, variable))
-    if pairs:
+    if pairs:  # In a compiled trace there is no build: the values were set then.
         _initialization.defer_to_end_of_build(lambda build: _load(reader, pairs, build))
     return pairs
 
