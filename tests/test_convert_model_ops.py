@@ -1,4 +1,4 @@
-"""The converter maps the model ops of issue 21 (model_ops) to compat.v1, and reports the rest with advice."""
+"""The converter maps the model ops of issue 21 to compat.v1 and reports the rest with advice."""
 
 import textwrap
 

@@ -8,8 +8,8 @@ color_ordering = tf1.contrib.stateless.stateless_random_normal(
 ```
 """
 
-from keras_tpu_estimator.compat.v1._stateless_random import stateless_normal as stateless_random_normal
+from keras_tpu_estimator.compat.v1._stateless_random import stateless_normal as stateless_random_normal  # noqa: E501
 from keras_tpu_estimator.compat.v1._stateless_random import stateless_truncated_normal
-from keras_tpu_estimator.compat.v1._stateless_random import stateless_uniform as stateless_random_uniform
+from keras_tpu_estimator.compat.v1._stateless_random import stateless_uniform as stateless_random_uniform  # noqa: E501
 
 __all__ = ["stateless_random_normal", "stateless_random_uniform", "stateless_truncated_normal"]
