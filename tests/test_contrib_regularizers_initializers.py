@@ -96,15 +96,11 @@ def test_sum_regularizer_skips_none_and_adds_the_rest_as_tf_slim(slim_penalties)
     lambda m: m.sum_regularizer([m.l2_regularizer(0.0)]),
 ], ids=["l1", "l2", "l1_l2", "sum"])
 def test_a_zero_scale_gives_no_penalty_as_tf_slim(make):
-    import tf_slim
-
     assert make(slim_module("regularizers"))(V) is None
     assert make(contrib_layers)(V) is None
 
 
 def test_sum_regularizer_of_no_regularizer_is_none_as_tf_slim():
-    import tf_slim
-
     assert slim_module("regularizers").sum_regularizer([None]) is None
     assert contrib_layers.sum_regularizer([None]) is None
 
@@ -115,8 +111,6 @@ def test_sum_regularizer_of_no_regularizer_is_none_as_tf_slim():
     (lambda m: m.l1_l2_regularizer(scale_l1=0.1, scale_l2=2), "cannot be an integer"),
 ], ids=["integer", "negative", "l1_l2-integer"])
 def test_bad_scales_raise_as_tf_slim(call, message):
-    import tf_slim
-
     with pytest.raises(ValueError, match=message):
         call(slim_module("regularizers"))
     with pytest.raises(ValueError, match=message):
@@ -187,10 +181,9 @@ def bound_of(name, kwargs, shape):
 @pytest.fixture(scope="module")
 def slim_draws():
     """tf_slim's draw (seed 7) for each of CASES."""
-    import tf_slim
-
     def build():
-        return [getattr(slim_module("initializers"), INITIALIZERS[i][0])(seed=7, **INITIALIZERS[i][1])(shape)
+        module = slim_module("initializers")
+        return [getattr(module, INITIALIZERS[i][0])(seed=7, **INITIALIZERS[i][1])(shape)
                 for i, shape in CASES]
 
     return tf_graph_values(build)
@@ -238,7 +231,6 @@ def test_initializers_are_seeded_and_keras_compatible():
 ], ids=["lower-case-mode", "int-dtype", "xavier-int-dtype"])
 def test_bad_initializer_arguments_raise_as_tf_slim(call, error, message):
     import tensorflow as tf
-    import tf_slim
 
     with pytest.raises(error, match=message):
         call(contrib_layers)

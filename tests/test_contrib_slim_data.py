@@ -32,7 +32,8 @@ def serialized_examples():
 
     png = tf.io.encode_png(PIXELS).numpy()
     examples = []
-    for index, boxes in enumerate([[[0.1, 0.2, 0.5, 0.6]], [[0.0, 0.1, 0.3, 0.4], [0.2, 0.3, 0.9, 1.0]]]):
+    all_boxes = [[[0.1, 0.2, 0.5, 0.6]], [[0.0, 0.1, 0.3, 0.4], [0.2, 0.3, 0.9, 1.0]]]
+    for index, boxes in enumerate(all_boxes):
         boxes = np.array(boxes, "float32")
         example = {
             "image/encoded": feature(png), "image/format": feature(b"png"),
