@@ -24,9 +24,8 @@ import weakref
 import keras
 import numpy as np
 
-# Every host column created so far (ids_key -> column): what the input
-# pipeline computes ids for (`_host`).
-HOST_COLUMNS = weakref.WeakValueDictionary()
+# Every host column alive: what the input pipeline computes ids for (`_host`).
+HOST_COLUMNS = weakref.WeakSet()
 
 
 def _check(condition, message):
@@ -76,7 +75,7 @@ class FeatureColumn:
 
     def __post_init__(self):
         if self.host:
-            HOST_COLUMNS[self.ids_key] = self
+            HOST_COLUMNS.add(self)
 
     @property
     def ids_key(self):
@@ -117,7 +116,7 @@ _HOST_WORK = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class NumericColumn(FeatureColumn):
     """`tf.feature_column.numeric_column`: a float feature of a fixed shape."""
 
@@ -158,7 +157,7 @@ class NumericColumn(FeatureColumn):
     var_scope_name = name
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class BucketizedColumn(CategoricalColumn):
     """`tf.feature_column.bucketized_column`: a numeric column cut at boundaries."""
 
@@ -208,7 +207,7 @@ class BucketizedColumn(CategoricalColumn):
         return rows(onehot)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class IdentityCategoricalColumn(CategoricalColumn):
     """`categorical_column_with_identity`: int features that are ids already."""
 
@@ -244,7 +243,7 @@ class IdentityCategoricalColumn(CategoricalColumn):
         return keras.ops.where(absent, -1, keras.ops.where(valid, x, fallback)), None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class VocabularyListCategoricalColumn(CategoricalColumn):
     """`categorical_column_with_vocabulary_list` (looked up on the host)."""
 
@@ -277,7 +276,7 @@ class VocabularyListCategoricalColumn(CategoricalColumn):
         return list(self.vocabulary_list)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class VocabularyFileCategoricalColumn(VocabularyListCategoricalColumn):
     """`categorical_column_with_vocabulary_file` (looked up on the host)."""
 
@@ -293,7 +292,7 @@ class VocabularyFileCategoricalColumn(VocabularyListCategoricalColumn):
         return [int(v) for v in lines] if self.dtype != "string" else lines
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class HashedCategoricalColumn(CategoricalColumn):
     """`categorical_column_with_hash_bucket` (hashed on the host)."""
 
@@ -321,7 +320,7 @@ class HashedCategoricalColumn(CategoricalColumn):
         return {self.key: tf.io.VarLenFeature(self.dtype)}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class CrossedColumn(CategoricalColumn):
     """`tf.feature_column.crossed_column` (crossed and hashed on the host)."""
 
@@ -362,7 +361,7 @@ def _cross_name(c):
     return c if isinstance(c, str) else c.name
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class WeightedCategoricalColumn(CategoricalColumn):
     """`weighted_categorical_column`: ids with a float weight feature."""
 

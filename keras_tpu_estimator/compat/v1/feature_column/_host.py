@@ -9,7 +9,7 @@ crosses (`host = True`) computes its ids here, with TensorFlow's own ops
 input_transforms`), before the first batch: a `tf.data.Dataset` is mapped,
 arrays are transformed once. For each host column created so far whose raw
 features the input holds (with the dtype the column reads), the ids are
-added as an int64 feature `column.ids_key` (`[batch, width]`, -1 where a
+added as an int32 feature `column.ids_key` (`[batch, width]`, -1 where a
 value is absent); string features a column consumed are then dropped,
 since nothing in `model_fn` can read them.
 
@@ -128,10 +128,13 @@ def _cross(tf, column, features):
 
 
 def host_ids(column, features):
-    """The int64 ids `[batch, width]` of a host column (TF ops), -1 where absent."""
+    """The int32 ids `[batch, width]` of a host column (TF ops), -1 where absent.
+
+    int32: what the devices hold without 64-bit mode, and half the bytes.
+    """
     tf = _tf()
     ids, present = _ids_and_present(tf, column, features)
-    return tf.where(present, tf.cast(ids, tf.int64), tf.constant(-1, tf.int64))
+    return tf.where(present, tf.cast(ids, tf.int32), tf.constant(-1, tf.int32))
 
 
 def _reads(column, specs):
@@ -155,7 +158,9 @@ def _features_spec(spec):
 
 
 def _columns_for(specs):
-    return [c for c in list(_columns.HOST_COLUMNS.values()) if _reads(c, specs)]
+    """The host columns alive whose features `specs` has, one per `ids_key`."""
+    found = {c.ids_key: c for c in list(_columns.HOST_COLUMNS) if _reads(c, specs)}
+    return [found[k] for k in sorted(found)]
 
 
 def _mapper(columns, string_keys):
