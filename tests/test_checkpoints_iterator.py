@@ -79,3 +79,15 @@ def test_the_converter_maps_every_spelling_to_tf1_contrib_training(source, spell
     name = spelling.split(".")[-1]
     assert f"tf1.contrib.training.{name}(" in result.source
     assert "tensorflow" not in result.source
+
+
+def test_the_converter_maps_contrib_training_on_the_input_side_too():
+    source = (
+        "from tensorflow.contrib import training as contrib_training\n"
+        "def input_fn(params):\n"
+        "    hparams = contrib_training.HParams(cutout_const=100)\n"
+        "    return dataset(hparams)\n"
+    )
+    result = convert.convert_source(source)
+    assert "hparams = tf1.contrib.training.HParams(cutout_const=100)" in result.source
+    assert result.errors == []

@@ -84,6 +84,9 @@ MODULE_MOVES = {
     # main, parsed in input_fn, computed in model_fn): one kind everywhere.
     "tf.feature_column": "tf1.feature_column",
     "tf.keras.layers.DenseFeatures": "tf1.feature_column.DenseFeatures",
+    # Plain host Python (HParams, checkpoint iterators), used by the driver
+    # code of main modules and by input pipelines (AutoAugment's HParams).
+    "tf.contrib.training": "tf1.contrib.training",
 }
 
 # Names that are plain Python values, fine on every side (`x[:, tf.newaxis]`).
@@ -221,6 +224,7 @@ HOST_SAFE = tuple(
         train.FeatureLists train.SequenceExample train.BytesList
         train.FloatList train.Int64List train.ClusterSpec train.Server
         train.SecondOrStepTimer train.load_checkpoint train.summary_iterator
+        train.NewCheckpointReader
         train.checkpoint_exists train.get_checkpoint_state
         train.generate_checkpoint_state_proto train.CheckpointState
         ConfigProto GraphOptions RunOptions RunMetadata OptimizerOptions
