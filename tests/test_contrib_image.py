@@ -114,3 +114,22 @@ def test_bad_argument_is_named(kwargs, match):
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=match):
         IMAGE.transform(**arguments)
+
+
+def test_in_a_tf_data_pipeline_they_run_tensorflows_kernel():
+    # AutoAugment's calls, in Dataset.map: TF tensors, a level computed by TF.
+    def augment(image):
+        level = tf.constant(0.3) * 1.0
+        sheared = IMAGE.transform(image, [1.0, level, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+        shifted = IMAGE.translate(sheared, [-tf.constant(2.0), 0])
+        return IMAGE.rotate(shifted, tf.constant(math.radians(30)), interpolation="BILINEAR")
+
+    dataset = tf.data.Dataset.from_tensor_slices(UINT8).map(augment)
+    got = np.stack([image.numpy() for image in dataset])
+    expected = np.asarray(IMAGE.rotate(
+        IMAGE.translate(IMAGE.transform(UINT8, [1.0, 0.3, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]),
+                        [-2.0, 0]),
+        math.radians(30), interpolation="BILINEAR"))
+    assert got.dtype == np.uint8
+    assert np.mean(got != expected) < 0.01
+    np.testing.assert_allclose(got, expected, atol=1)

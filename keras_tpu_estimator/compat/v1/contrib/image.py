@@ -7,6 +7,9 @@ for a transform `[a0, a1, a2, b0, b1, b2, c0, c1]`, as TensorFlow's
 zero, `BILINEAR` weighs the four neighbours, and points outside the image
 (or with `k == 0`) read 0.
 
+Given TensorFlow tensors (in a `tf.data` pipeline: AutoAugment runs there),
+they call TensorFlow's own kernel instead, with the same meaning.
+
 ```python
 image = tf1.contrib.image.rotate(image, math.radians(30))      # counterclockwise
 image = tf1.contrib.image.translate(image, [-4, 0])            # 4 pixels left
@@ -18,6 +21,7 @@ import jax.numpy as jnp
 from keras import ops
 
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_op as _symbolic_op
+from keras_tpu_estimator.compat.v1.contrib import _image_tf
 
 _INTERPOLATIONS = ("NEAREST", "BILINEAR")
 
@@ -128,6 +132,9 @@ def transform(images, transforms, interpolation="NEAREST", output_shape=None, na
     ```
     """
     del name
+    if _image_tf.is_tensorflow(images, transforms, output_shape):
+        return _image_tf.transform(images, transforms, _interpolation(interpolation),
+                                   output_shape)
     return _transform(images, transforms, _interpolation(interpolation),
                       None if output_shape is None else tuple(output_shape))
 
@@ -145,6 +152,9 @@ def translate(images, translations, interpolation="NEAREST", name=None):
     ```
     """
     del name
+    if _image_tf.is_tensorflow(images, translations):
+        return transform(images, _image_tf.translations_to_transforms(translations),
+                         interpolation=interpolation)
     translations = ops.cast(ops.convert_to_tensor(translations), "float32")
     if len(translations.shape) == 1:
         translations = translations[None]
@@ -195,6 +205,9 @@ def rotate(images, angles, interpolation="NEAREST", name=None):
     ```
     """
     del name
+    if _image_tf.is_tensorflow(images, angles):
+        return transform(images, _image_tf.rotations_to_transforms(images, angles),
+                         interpolation=interpolation)
     height, width = images.shape[-3], images.shape[-2]
     if len(images.shape) == 2:
         height, width = images.shape
