@@ -235,3 +235,24 @@ def test_bad_arguments_are_errors_naming_them(call, named):
 def test_converter_moves_feature_columns_on_every_side(name, target):
     assert names_lib.module_move(name) == target
     assert names_lib.compat_v1_has(target[len("tf1."):])
+
+
+def test_embedding_column_starts_from_a_tf1_checkpoint(tmp_path):
+    table = np.arange(12, dtype="float32").reshape(4, 3) / 10
+    with tf.Graph().as_default():
+        tf.compat.v1.get_variable("pretrained/table", initializer=table)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            path = tf.compat.v1.train.Saver().save(session, str(tmp_path / "init" / "model.ckpt"))
+    column = fc.embedding_column(
+        fc.categorical_column_with_identity("i", 4), 3, combiner="sum",
+        ckpt_to_load_from=path, tensor_name_in_ckpt="pretrained/table")
+
+    def predict_fn(features, mode, params):
+        return kte.TPUEstimatorSpec(mode, predictions={"e": fc.input_layer(features, [column])})
+
+    estimator = kte.TPUEstimator(model_fn=predict_fn, use_tpu=False, predict_batch_size=2,
+                                 config=kte.RunConfig(model_dir=str(tmp_path / "model")))
+    ids = {"i": np.array([[1, 3], [0, -1]], "int64")}
+    outputs = [p["e"] for p in estimator.predict(lambda params: ids)]
+    np.testing.assert_allclose(outputs, [table[1] + table[3], table[0]], rtol=1e-6)
