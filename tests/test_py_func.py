@@ -140,6 +140,16 @@ def test_a_result_dtype_other_than_tout_fails_as_in_tensorflow():
         tf1.py_func(as_float64, [X], tf1.float32)
 
 
+def test_constant_inputs_keep_their_values_when_shapes_are_found():
+    def per_class(x, num_classes):  # RetinaNet passes its class count as an input
+        return np.tile(x.sum(axis=0, keepdims=True), (int(num_classes), 1)).astype(np.float32)
+
+    ours = jax.jit(lambda x: tf1.py_func(per_class, [x, 3], tf1.float32))(X)
+    theirs = tensorflow_py_func(per_class, [X, 3], tf.float32)
+    assert ours.shape == theirs.shape == (3, 4)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
 def test_shapes_that_zeros_cannot_find_are_asked_for_by_name():
     def needs_data(x):
         if not x.any():

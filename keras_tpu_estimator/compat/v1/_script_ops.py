@@ -11,7 +11,8 @@ so the call becomes a host callback inside the compiled step:
 JAX must know the shapes of a callback's results when it compiles, and TF1
 did not ask for them. They are found the way TF1 code's own shapes were:
 `func` is called once on zeros of the inputs' shapes and dtypes (the first
-time it is seen with those shapes), and its results' shapes are then those
+time it is seen with those shapes; inputs that are constants of the trace,
+such as anchor boxes or a class count, keep their values), and its results' shapes are then those
 of every call. A `func` whose result shape depends on the input *values*
 (not only shapes) must pad to a fixed size, as TPU code already did; a
 `func` that cannot run on zeros, or has side effects a probe must not
@@ -97,6 +98,12 @@ def _to_jax_results(arrays):
     return [np.asarray(a, dtype=jax.dtypes.canonicalize_dtype(a.dtype)) for a in arrays]
 
 
+def _constant(value):
+    """A constant input as numpy, in the dtype the step computes it in (3 -> int32)."""
+    array = np.asarray(value)
+    return array.astype(jax.dtypes.canonicalize_dtype(array.dtype), copy=False)
+
+
 def _result_shapes(name, func, eager, inputs, dtypes, output_shapes):
     if output_shapes is not None:
         shapes = output_shapes if isinstance(output_shapes, (list, tuple)) and (
@@ -113,9 +120,11 @@ def _result_shapes(name, func, eager, inputs, dtypes, output_shapes):
         key = None
     if key is not None and key in _PROBED:
         return _PROBED[key]
-    zeros = [np.zeros(x.shape, x.dtype) for x in inputs]
+    # Traced inputs become zeros; constants (anchors, a class count) keep their values.
+    probe = [np.zeros(x.shape, x.dtype) if isinstance(x, jax.core.Tracer) else x
+             for x in inputs]
     try:
-        results = _check_results(name, func, _host_call(name, func, eager, zeros), dtypes,
+        results = _check_results(name, func, _host_call(name, func, eager, probe), dtypes,
                                   eager)
     except Exception as error:
         raise ValueError(
@@ -138,13 +147,13 @@ def _call(name, func, inp, Tout, eager, output_shapes):
     dtypes, single = _dtype_list(Tout, name)
 
     def body(*inputs):
-        inputs = [jnp.asarray(x) for x in inputs]
         if not any(isinstance(x, jax.core.Tracer) for x in inputs):
             results = _check_results(
                 name, func, _host_call(name, func, eager, [np.asarray(x) for x in inputs]), dtypes,
                 eager)
             return [jnp.asarray(r) for r in _to_jax_results(results)]
-        inputs = [jax.lax.stop_gradient(x) for x in inputs]  # No gradient, as in TensorFlow.
+        # Traced inputs stay tracers; constants become numpy arrays (values known).
+        inputs = [x if isinstance(x, jax.core.Tracer) else _constant(x) for x in inputs]
         shapes = []
 
         def on_host(*arrays):
@@ -161,10 +170,12 @@ def _call(name, func, inp, Tout, eager, output_shapes):
                     )
             return _to_jax_results(results) if dtypes else None
 
+        probed = inputs
+        inputs = [jax.lax.stop_gradient(x) for x in inputs]  # No gradient, as in TensorFlow.
         if not dtypes:
             io_callback(on_host, None, *inputs)
             return []
-        shapes[:] = _result_shapes(name, func, eager, inputs, dtypes, output_shapes)
+        shapes[:] = _result_shapes(name, func, eager, probed, dtypes, output_shapes)
         structs = [jax.ShapeDtypeStruct(s, jax.dtypes.canonicalize_dtype(_numpy_dtype(d)))
                    for s, d in zip(shapes, dtypes)]
         return list(jax.pure_callback(on_host, structs, *inputs))
