@@ -150,6 +150,21 @@ def test_regularizer_on_get_variable_adds_its_penalty_once():
                                rtol=1e-6)
 
 
+@pytest.mark.parametrize("layer", ["get_variable", "tf1.layers.dense"])
+def test_a_zero_scale_regularizer_adds_nothing_to_the_collection(layer):
+    # AmoebaNet's EVAL and DeepLab set weight decay 0.0, then sum the collection.
+    def program():
+        reg = contrib_layers.l2_regularizer(0.0)
+        if layer == "get_variable":
+            tf1.get_variable("w", shape=W.shape, regularizer=reg)
+        else:
+            tf1.layers.dense(np.ones((2, 3), np.float32), 4, kernel_regularizer=reg)
+        return None, tf1.get_collection(tf1.GraphKeys.REGULARIZATION_LOSSES)
+
+    _, collected = in_model_fn(program)
+    assert collected == []
+
+
 # -- Initializers. ------------------------------------------------------------------
 
 SHAPES = [(256, 512), (3, 3, 64, 128)]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from keras_tpu_estimator import convert
 from keras_tpu_estimator.convert import names
 
 
@@ -27,3 +28,31 @@ from keras_tpu_estimator.convert import names
 ])
 def test_internal_module_name_is_its_public_name(imported, public):
     assert names.normalize(imported) == public
+
+
+def test_slims_example_decoder_in_input_fn_becomes_compat_v1s():
+    source = ("import tensorflow as tf\nslim = tf.contrib.slim\n\n"
+              "def input_fn(params):\n"
+              "    return slim.tfexample_decoder.TFExampleDecoder({}, {})\n")
+    result = convert.convert_source(source)
+    assert not result.errors
+    assert "tf1.contrib.slim.tfexample_decoder.TFExampleDecoder(" in result.source
+
+
+def test_slims_queue_runner_readers_are_reported_with_tf_data_advice():
+    source = ("import tensorflow as tf\nslim = tf.contrib.slim\n\n"
+              "def input_fn(params):\n"
+              "    return slim.dataset_data_provider.DatasetDataProvider(d)\n")
+    [error] = convert.convert_source(source).errors
+    assert "tf.data" in error.message
+
+
+def test_new_checkpoint_reader_stays_on_the_host():
+    # ALBERT's SQuAD reads the global step of each checkpoint it evaluates.
+    source = ("import tensorflow.compat.v1 as tf\n\n"
+              "def get_result(estimator, checkpoint):\n"
+              "    reader = tf.train.NewCheckpointReader(checkpoint)\n"
+              "    return reader.get_tensor(tf.GraphKeys.GLOBAL_STEP)\n")
+    result = convert.convert_source(source)
+    assert not result.errors
+    assert "tf.train.NewCheckpointReader(checkpoint)" in result.source

@@ -87,6 +87,9 @@ MODULE_MOVES = {
     # Plain host Python (HParams, checkpoint iterators), used by the driver
     # code of main modules and by input pipelines (AutoAugment's HParams).
     "tf.contrib.training": "tf1.contrib.training",
+    # slim's example decoding runs on TensorFlow ops in input_fn.
+    "tf.contrib.slim.tfexample_decoder": "tf1.contrib.slim.tfexample_decoder",
+    "tf.contrib.slim.dataset": "tf1.contrib.slim.dataset",
 }
 
 # Names that are plain Python values, fine on every side (`x[:, tf.newaxis]`).
@@ -129,12 +132,14 @@ _NO_RESOLVER = (
     "cluster argument"
 )
 
+_SEQUENCE_COLUMNS = (
+    "sequence feature columns are not supported; pad sequences in input_fn "
+    "with tf.data and embed the ids with tf1.feature_column.embedding_column"
+)
+
 # Calls with no equivalent here: what to do instead.
 UNSUPPORTED = {
-    "tf.contrib.feature_column": (
-        "sequence feature columns are not supported; pad sequences in input_fn "
-        "with tf.data and embed the ids with tf1.feature_column.embedding_column"
-    ),
+    "tf.contrib.feature_column": _SEQUENCE_COLUMNS,
     "tf.py_func": _HOST_WORK,
     "tf.py_function": _HOST_WORK,
     "tf.numpy_function": _HOST_WORK,
@@ -157,6 +162,10 @@ UNSUPPORTED = {
     ),
     "tf.contrib.cluster_resolver": _NO_RESOLVER,
     "tf.distribute.cluster_resolver": _NO_RESOLVER,
+    **{f"tf.contrib.slim.{name}": (
+        "slim's queue-runner readers have no TensorFlow 2 equivalent: read the files with "
+        "tf.data (list_files -> TFRecordDataset -> map(decoder.decode)) in input_fn"
+    ) for name in ("dataset_data_provider", "parallel_reader", "prefetch_queue", "queues")},
     "tf.estimator.tpu.experimental.EmbeddingConfigSpec": (
         "TPU embeddings are not supported; use keras.layers.Embedding"
     ),
@@ -177,6 +186,13 @@ UNSUPPORTED = {
         "tf.data.Dataset instead (dataset.batch(params['batch_size'], drop_remainder=True))"
     ),
 }
+
+UNSUPPORTED.update({
+    f"tf.feature_column.sequence_{name}": _SEQUENCE_COLUMNS for name in (
+        "numeric_column", "categorical_column_with_identity",
+        "categorical_column_with_hash_bucket", "categorical_column_with_vocabulary_list",
+        "categorical_column_with_vocabulary_file")
+})
 
 # Fine where they are in an input pipeline or on the host.
 INPUT_SIDE_OK = ("tf.py_func", "tf.py_function", "tf.numpy_function", "tf.placeholder")
@@ -286,6 +302,7 @@ _CONTRIB_INTERNAL_MODULES = (
     ("tf.contrib.training.python.training", "tf.contrib.training"),
     ("tf.contrib.slim.python.slim.nets.inception_v3", "tf.contrib.slim.nets.inception"),
     ("tf.contrib.slim.python.slim.nets", "tf.contrib.slim.nets"),
+    ("tf.contrib.slim.python.slim.data", "tf.contrib.slim"),
     ("tf.contrib.slim.python.slim", "tf.contrib.slim"),
     ("tf.contrib.tpu.python.ops.tpu_ops", "tf.tpu"),
     ("tf.contrib.tpu.python.tpu.bfloat16", "tf.tpu"),
@@ -450,9 +467,12 @@ def is_module(name):
 
 
 def module_move(name):
-    """What `name` becomes when a `MODULE_MOVES` module holds it, else None."""
+    """What `name` becomes when a `MODULE_MOVES` module holds it, else None.
+
+    A name `UNSUPPORTED` lists stays where it is, to be reported.
+    """
     for module, target in MODULE_MOVES.items():
-        if is_under(name, module):
+        if is_under(name, module) and name not in UNSUPPORTED:
             return target + name[len(module):]
     return None
 

@@ -22,7 +22,9 @@ from keras_tpu_estimator.compat.v1.variables import variable_scope
 
 def _regularize(regularizer, value):
     if regularizer is not None and value is not None:
-        add_to_collection(GraphKeys.REGULARIZATION_LOSSES, regularizer(value))
+        penalty = regularizer(value)
+        if penalty is not None:  # TF1's 0.0-scale regularizers give None: nothing added.
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, penalty)
 
 
 def _check_training(training, layer):

@@ -321,7 +321,9 @@ def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=Non
             trainable=True if trainable is None else bool(trainable),
         )
     if regularizer is not None and not exists:
-        add_to_collection(GraphKeys.REGULARIZATION_LOSSES, regularizer(variable))
+        penalty = regularizer(variable)
+        if penalty is not None:  # TF1's 0.0-scale regularizers give None: nothing added.
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, penalty)
     return keras.ops.cast(variable, cast_to) if cast_to else variable
 
 
