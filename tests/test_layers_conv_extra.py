@@ -7,6 +7,7 @@ variable names, same output. `instance_norm` compares live with TF 2.21
 running tf-slim's copy of `tf.contrib.layers.instance_norm` in a graph.
 """
 
+import functools
 import json
 import os
 
@@ -71,7 +72,7 @@ def test_layer_classes_are_named_and_numbered_as_tf1():
     def program():
         tf1.layers.SeparableConv2D(3, 3)(x)
         tf1.layers.separable_conv2d(x, 3, 3)
-        tf1.layers.Conv3D(2, 2)(v)
+        tf1.layers.Conv3D(filters=2, kernel_size=2, padding="SAME")(inputs=v)  # as UNet 3D
         tf1.layers.Conv3DTranspose(2, 2, use_bias=False)(v)
         tf1.layers.conv3d(v, 2, 2, use_bias=False)
         return [v.name for v in tf1.global_variables()]
@@ -181,3 +182,20 @@ def test_instance_norm_repeated_is_numbered():
 def test_instance_norm_rejects_rank_2():
     with pytest.raises(ValueError, match="rank >= 3"):
         run(lambda: tf1.layers.instance_norm(np.ones((2, 3), "float32")))
+
+
+def test_named_separable_conv_is_shared_under_auto_reuse():
+    # RetinaNet/detection heads: one head applied to every pyramid level.
+    levels = [np.ones((1, 8, 8, 4), "float32"), np.ones((1, 4, 4, 4), "float32")]
+
+    def program():
+        conv = functools.partial(tf1.layers.separable_conv2d, depth_multiplier=1,
+                                 bias_initializer=tf1.zeros_initializer())
+        with tf1.variable_scope("rpn_head", reuse=tf1.AUTO_REUSE):
+            outs = [conv(x, 4, kernel_size=(3, 3), padding="same", name="rpn") for x in levels]
+        return outs, [v.name for v in tf1.global_variables()]
+
+    outs, names = run(program)
+    assert names == ["rpn_head/rpn/depthwise_kernel:0", "rpn_head/rpn/pointwise_kernel:0",
+                     "rpn_head/rpn/bias:0"]
+    assert [tuple(o.shape) for o in outs] == [(1, 8, 8, 4), (1, 4, 4, 4)]
