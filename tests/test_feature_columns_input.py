@@ -256,3 +256,12 @@ def test_embedding_column_starts_from_a_tf1_checkpoint(tmp_path):
     ids = {"i": np.array([[1, 3], [0, -1]], "int64")}
     outputs = [p["e"] for p in estimator.predict(lambda params: ids)]
     np.testing.assert_allclose(outputs, [table[1] + table[3], table[0]], rtol=1e-6)
+
+
+def test_converter_reports_sequence_columns():
+    from keras_tpu_estimator import convert
+
+    source = ("import tensorflow as tf\n\ndef model_fn(features, labels, mode, params):\n"
+              "    return tf.feature_column.sequence_numeric_column('a')\n")
+    [error] = convert.convert_source(source).errors
+    assert "sequence feature columns are not supported" in error.message
