@@ -29,6 +29,7 @@ from keras import ops
 
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
+from keras_tpu_estimator.compat.v1._rnn.cell_base import map_sizes
 from keras_tpu_estimator.compat.v1._rnn.wrappers import LoopKeys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import draw_loop_keys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import loop_keys
@@ -48,10 +49,28 @@ def _stand_in(tensor, drop_leading=0):
 
 def _initial_state(cell, initial_state, dtype, batch_size, function):
     if initial_state is not None:
+        _check_state_shapes(cell, initial_state, batch_size, function)
         return initial_state
     if dtype is None:
         raise ValueError(f"{function}: if there is no initial_state, you must give a dtype.")
     return cell.zero_state(batch_size, dtype)
+
+
+def _check_state_shapes(cell, state, batch_size, function):
+    """The initial state's leaves must be `[batch, *s]` for the sizes `s` of `cell.state_size`."""
+    expected = []
+    try:
+        map_sizes(lambda s: expected.append(
+            (batch_size, *((int(s),) if not isinstance(s, tuple) else tuple(s)))),
+            cell.state_size)
+    except (TypeError, NotImplementedError):
+        return  # a custom cell's sizes: the cell's own call checks its state
+    shapes = [tuple(x.shape) for x in jax.tree.leaves(state)]
+    if shapes != expected:
+        raise ValueError(
+            f"{function}: the initial state's shapes {shapes} do not match the cell's state "
+            f"{expected} (cell.state_size with the batch size first)."
+        )
 
 
 def _lengths(sequence_length, batch_size, function):
