@@ -11,6 +11,7 @@ from keras_tpu_estimator.compat.v1.contrib import image
 from keras_tpu_estimator.compat.v1.contrib import layers
 from keras_tpu_estimator.compat.v1.contrib import metrics
 from keras_tpu_estimator.compat.v1.contrib import opt  # noqa: F401
+from keras_tpu_estimator.compat.v1.contrib import rnn  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import slim
 from keras_tpu_estimator.compat.v1.contrib import stateless  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import summary
