@@ -56,3 +56,17 @@ def test_new_checkpoint_reader_stays_on_the_host():
     result = convert.convert_source(source)
     assert not result.errors
     assert "tf.train.NewCheckpointReader(checkpoint)" in result.source
+
+
+@pytest.mark.parametrize("imports, use", [
+    ("from tensorflow.contrib import data as contrib_data", "contrib_data.map_and_batch(f, 8)"),
+    ("import tensorflow as tf", "tf.contrib.data.map_and_batch(f, 8)"),
+])
+def test_contrib_data_becomes_tf_data_experimental_in_every_import_form(imports, use):
+    # DenseNet's input pipeline imports tf.contrib.data under an alias.
+    source = f"{imports}\n\ndef input_fn(params):\n    return ds.apply({use})\n"
+    result = convert.convert_source(source)
+    assert not result.errors
+    assert ".data.experimental.map_and_batch(f, 8)" in result.source
+    namespace = {}
+    exec(compile(result.source.replace("ds.apply", "str"), "converted.py", "exec"), namespace)

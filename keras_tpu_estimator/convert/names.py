@@ -87,6 +87,8 @@ MODULE_MOVES = {
     # Plain host Python (HParams, checkpoint iterators), used by the driver
     # code of main modules and by input pipelines (AutoAugment's HParams).
     "tf.contrib.training": "tf1.contrib.training",
+    # tf.data's contrib functions (map_and_batch, parallel_interleave) moved.
+    "tf.contrib.data": "tf.data.experimental",
     # slim's example decoding runs on TensorFlow ops in input_fn.
     "tf.contrib.slim.tfexample_decoder": "tf1.contrib.slim.tfexample_decoder",
     "tf.contrib.slim.dataset": "tf1.contrib.slim.dataset",
