@@ -265,3 +265,12 @@ def test_converter_reports_sequence_columns():
               "    return tf.feature_column.sequence_numeric_column('a')\n")
     [error] = convert.convert_source(source).errors
     assert "sequence feature columns are not supported" in error.message
+
+
+def test_a_sparse_feature_a_column_reads_is_refused_with_the_fix():
+    column = fc.categorical_column_with_identity("ids", 10)
+    ids = tf.sparse.SparseTensor([[0, 0], [1, 0], [1, 1]], [1, 2, 3], [2, 2])
+    sparse = tf.data.Dataset.from_tensors({"ids": ids})  # What a VarLenFeature parses to.
+    with pytest.raises(ValueError, match=r"features\['ids'\] is a SparseTensorSpec.*FixedLen"):
+        inputs.as_source(sparse)
+    del column

@@ -26,6 +26,8 @@ import numpy as np
 
 # Every host column alive: what the input pipeline computes ids for (`_host`).
 HOST_COLUMNS = weakref.WeakSet()
+# Every column alive: whose raw features the input pipeline checks (`_host`).
+ALL_COLUMNS = weakref.WeakSet()
 
 
 def _check(condition, message):
@@ -74,6 +76,7 @@ class FeatureColumn:
         raise NotImplementedError
 
     def __post_init__(self):
+        ALL_COLUMNS.add(self)
         if self.host:
             HOST_COLUMNS.add(self)
 

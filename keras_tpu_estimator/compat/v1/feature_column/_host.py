@@ -163,6 +163,21 @@ def _columns_for(specs):
     return [found[k] for k in sorted(found)]
 
 
+def _check_dense(tf, specs):
+    """Refuses sparse or ragged features that a column alive reads."""
+    read = {k for c in list(_columns.ALL_COLUMNS) for k in c.keys}
+    for key in sorted(read & set(specs)):
+        if not isinstance(specs[key], tf.TensorSpec):
+            raise ValueError(
+                f"features[{key!r}] is a {type(specs[key]).__name__}, which a feature column "
+                "reads: the compiled steps need every batch of one static shape, and a "
+                "sparse (VarLenFeature) or ragged feature has a width that changes from "
+                "batch to batch. Parse it with tf.io.FixedLenFeature([width], "
+                "default_value=-1 (ints) or '' (strings)), or pad it in input_fn "
+                "(tf.sparse.to_dense, then to a fixed width): -1 and '' are absent values."
+            )
+
+
 def _mapper(columns, string_keys):
     def transform(features):
         out = dict(features)
@@ -186,11 +201,13 @@ def transform_input(x):
     Returns:
         The dataset mapped, the arrays transformed, or `x`.
     """
-    if not _columns.HOST_COLUMNS:
+    if not _columns.ALL_COLUMNS:
         return x
     tf = _tf()
     if isinstance(x, tf.data.Dataset):
         specs = _features_spec(x.element_spec)
+        if specs:
+            _check_dense(tf, specs)
         columns = _columns_for(specs) if specs else []
         if not columns:
             return x
