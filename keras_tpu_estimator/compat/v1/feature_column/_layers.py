@@ -126,7 +126,9 @@ class DenseFeatures:
 
     Its variables are `dense_features/<col>_embedding/embedding_weights`
     (`dense_features_1`, ... for the next instance called in the same
-    `model_fn` call); calling one instance again reuses its variables.
+    `model_fn` call); calling one instance again reuses its variables. A
+    shared embedding group's table is `<collection name>` at the root, as
+    Keras 2 named TF 2's shared columns.
 
     Args:
         feature_columns: dense columns, as for `input_layer`.
