@@ -210,12 +210,15 @@ def test_converting_the_output_again_changes_nothing():
     [
         ("tf.contrib.feature_column.sequence_input_layer(features, columns)",
          "sequence feature columns are not supported"),
-        ("tf.py_func(f, [x], tf.float32)", "jax.pure_callback"),
         ("tf.Session()", "there are no sessions"),
         ("tf.placeholder(tf.float32, [None, 3])", "no graph placeholders"),
-        ("tf.estimator.Estimator(model_fn)", "kte.TPUEstimator"),
-        ("tf.layers.conv3d(x, 3, 3)", "not in keras_tpu_estimator.compat.v1"),
-        ("tf.contrib.slim.conv2d(x, 3, 3)", "has no equivalent"),
+        ("tf.layers.conv4d(x, 3, 3)", "not in keras_tpu_estimator.compat.v1"),
+        ("tf.contrib.slim.conv5d(x, 3, 3)", "has no equivalent"),
+        ("tf.contrib.tpu.keras_to_tpu_model(m, strategy=s)", "runs on TPU, GPU or CPU as it is"),
+        ("tf.contrib.cloud.BigtableClient(p, i)", "google-cloud-bigtable"),
+        ("tf.tpu.experimental.AdamParameters(0.1)", "embedding_column"),
+        ("tf.contrib.tensorrt.create_inference_graph(g)", "export_saved_model"),
+        ("tf.contrib.quantize.create_training_graph()", "train in float"),
     ],
 )
 def test_unconvertible_calls_are_reported_and_left_alone(call, advice):

@@ -25,6 +25,7 @@ from keras_tpu_estimator.convert import names
     ("tensorflow.contrib.tpu.python.ops.tpu_ops.cross_replica_sum", "tf.tpu.cross_replica_sum"),
     ("tensorflow.contrib.tpu.python.tpu.bfloat16.bfloat16_scope", "tf.tpu.bfloat16_scope"),
     ("tensorflow.contrib.layers.conv2d", "tf.contrib.layers.conv2d"),
+    ("tensorflow.contrib.tpu.tpu.TPUEstimatorSpec", "tf.estimator.tpu.TPUEstimatorSpec"),
 ])
 def test_internal_module_name_is_its_public_name(imported, public):
     assert names.normalize(imported) == public

@@ -139,6 +139,17 @@ _SEQUENCE_COLUMNS = (
     "with tf.data and embed the ids with tf1.feature_column.embedding_column"
 )
 
+_TPU_EMBEDDING = (
+    "TPU embedding tables with their own optimizer are not supported: build the "
+    "embedding columns in model_fn (tf1.tpu.experimental.embedding_column works as "
+    "under use_tpu=False) and train them with the model's optimizer"
+)
+_KERAS_ON_TPU = (
+    "a Keras 3 model runs on TPU, GPU or CPU as it is: drop keras_to_tpu_model and "
+    "the strategy (keras.distribution.set_distribution(keras.distribution."
+    "DataParallel()) for data parallelism)"
+)
+
 # Calls with no equivalent here: what to do instead.
 _NO_OP_NAMES = (
     "its tags come from TensorFlow op names, which JAX tensors do not have; "
@@ -176,8 +187,27 @@ UNSUPPORTED = {
         "slim's queue-runner readers have no TensorFlow 2 equivalent: read the files with "
         "tf.data (list_files -> TFRecordDataset -> map(decoder.decode)) in input_fn"
     ) for name in ("dataset_data_provider", "parallel_reader", "prefetch_queue", "queues")},
-    "tf.estimator.tpu.experimental.EmbeddingConfigSpec": (
-        "TPU embeddings are not supported; use keras.layers.Embedding"
+    "tf.estimator.tpu.experimental.EmbeddingConfigSpec": _TPU_EMBEDDING,
+    "tf.tpu.experimental.AdagradParameters": _TPU_EMBEDDING,
+    "tf.tpu.experimental.AdamParameters": _TPU_EMBEDDING,
+    "tf.tpu.experimental.StochasticGradientDescentParameters": _TPU_EMBEDDING,
+    # Keras on TPU before TF 2 (tf.contrib.tpu): Keras 3 models run on TPUs as they are.
+    "tf.tpu.keras_to_tpu_model": _KERAS_ON_TPU,
+    "tf.tpu.TPUDistributionStrategy": _KERAS_ON_TPU,
+    "tf.contrib.distribute.AllReduceCrossDeviceOps": (
+        "XLA reduces the gradients over the devices of the mesh itself: drop "
+        "cross_device_ops and the MirroredStrategy (RunConfig(train_distribute=...) has "
+        "no effect here)"
+    ),
+    "tf.contrib.cloud": (
+        "Cloud Bigtable clients have no TensorFlow 2 equivalent: read the rows in input_fn "
+        "with the google-cloud-bigtable client (tf.data.Dataset.from_generator) or export "
+        "them to TFRecord files"
+    ),
+    "tf.contrib.tensorrt": (
+        "TensorRT rewrites a TensorFlow graph, and model_fn builds none: export with "
+        "estimator.export_saved_model and convert the SavedModel with TF-TRT "
+        "(tf.experimental.tensorrt.Converter)"
     ),
     # Graph rewrites and graph files: model_fn is traced by JAX, not a TensorFlow graph.
     "tf.contrib.quantize": (
@@ -315,6 +345,7 @@ _CONTRIB_INTERNAL_MODULES = (
     ("tf.contrib.slim.python.slim.data", "tf.contrib.slim"),
     ("tf.contrib.slim.python.slim", "tf.contrib.slim"),
     ("tf.contrib.tpu.python.ops.tpu_ops", "tf.tpu"),
+    ("tf.contrib.tpu.tpu", "tf.contrib.tpu"),  # AmoebaNet's contrib_tpu.tpu.TPUEstimatorSpec
     ("tf.contrib.tpu.python.tpu.bfloat16", "tf.tpu"),
     ("tf.contrib.rnn.python.ops.rnn_cell", "tf.contrib.rnn"),
     ("tf.contrib.image.python.ops.image_ops", "tf.contrib.image"),
