@@ -36,7 +36,8 @@ def arg_scope_func_key(op):
 
 
 def _key_of(func):
-    return f"{func.__module__}.{func.__qualname__}@{id(func):x}"
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", type(func).__name__)
+    return f"{getattr(func, '__module__', None)}.{name}@{id(func):x}"
 
 
 def current_arg_scope():

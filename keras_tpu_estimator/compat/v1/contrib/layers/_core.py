@@ -266,7 +266,6 @@ def repeat(inputs, repetitions, layer, *args, **kwargs):
         return outputs
 
 
-@add_arg_scope
 def stack(inputs, layer, stack_args, **kwargs):
     """Applies `layer` once per entry of `stack_args` (its arguments), as `slim.stack`.
 
