@@ -111,11 +111,13 @@ def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdi
     """
     keep = bool(keepdims if keepdims is not None else keep_dims)
     axes = tuple(a % len(x.shape) for a in axes)
-    count = math.prod(int(x.shape[a]) for a in axes)
+    # The product of the reduced sizes; a symbolic (exported) batch size stays symbolic.
+    count = math.prod(x.shape[a] for a in axes)
     centered = x if shift is None else x - shift
     mean_ss = ops.sum(centered, axis=axes, keepdims=keep)
     variance_ss = ops.sum(ops.square(centered), axis=axes, keepdims=keep)
-    return ops.convert_to_tensor(count, dtype=x.dtype), mean_ss, variance_ss, shift
+    count = ops.cast(ops.convert_to_tensor(count), x.dtype)
+    return count, mean_ss, variance_ss, shift
 
 
 @symbolic_op
