@@ -200,6 +200,31 @@ def test_state_dropout_spares_the_lstm_memory():
     assert (np.asarray(output) != 0).all()
 
 
+class DropoutInsideCell(rnn_cell.BasicRNNCell):
+    """A custom cell drawing its own dropout (`tf1.nn.dropout`) inside the loop."""
+
+    def call(self, inputs, state):
+        output, _ = super().call(inputs, state)
+        output = tf1.nn.dropout(output, keep_prob=0.5)
+        return output, output
+
+
+def test_a_cells_own_dropout_draws_fresh_masks_per_step_and_leaves_the_generator_outside():
+    store = store_lib.VariableStore()
+
+    def program(x):
+        outputs, _ = tf1.nn.dynamic_rnn(DropoutInsideCell(64), x, dtype=tf1.float32)
+        return outputs
+
+    keras.utils.set_random_seed(2)
+    run(lambda: program(SX), store)  # the build pass
+    before = np.asarray(store.seed_generator.state.value)
+    masks = np.asarray(run(lambda: program(X), store, building=False)) == 0
+    assert 0.35 < masks.mean() < 0.65 and (masks[:, 0] != masks[:, 1]).any()
+    after = np.asarray(store.seed_generator.state.value)  # a value, not a leaked tracer
+    np.testing.assert_array_equal(after, before + np.array([0, 1]))
+
+
 def test_keep_prob_one_changes_nothing():
     plain, dropped = dropout_outputs(input_keep_prob=1.0, output_keep_prob=1.0)
     np.testing.assert_array_equal(plain, dropped)

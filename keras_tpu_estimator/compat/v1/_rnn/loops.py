@@ -32,7 +32,9 @@ from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
 from keras_tpu_estimator.compat.v1._rnn.cell_base import map_sizes
 from keras_tpu_estimator.compat.v1._rnn.wrappers import LoopKeys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import draw_loop_keys
+from keras_tpu_estimator.compat.v1._rnn.wrappers import existing_seed_generator
 from keras_tpu_estimator.compat.v1._rnn.wrappers import loop_keys
+from keras_tpu_estimator.compat.v1._rnn.wrappers import seed_generator_at
 from keras_tpu_estimator.compat.v1.variables import variable_scope
 
 
@@ -122,12 +124,15 @@ def _time_major_loop(cell, inputs, state, lengths, function):
         outputs = jax.tree.map(lambda o: keras.KerasTensor((time_steps, *o.shape), o.dtype),
                                step_outputs)
         return outputs, step_state
-    step_keys, variational_keys = draw_loop_keys() if keys.needed else (None, None)
+    generator = existing_seed_generator()
+    random = keys.needed or generator is not None
+    step_keys, variational_keys = draw_loop_keys() if random else (None, None)
 
     def step(carry, xs):
         x, t = xs
         step_key = None if step_keys is None else jax.random.fold_in(step_keys, t)
-        with loop_keys(LoopKeys(step_key, variational_keys)):
+        with loop_keys(LoopKeys(step_key, variational_keys)), \
+                seed_generator_at(generator, step_key):
             output, new_state = cell(x, carry)
         new_state = _match_state(step_state, new_state, function)
         if lengths is not None:

@@ -9,7 +9,9 @@ cell in the cell's own scope, adding no scope of its own, as TF1's did:
 Dropout draws from the model's seed generator (`keras.utils.set_random_seed`),
 not from TF1's graph seed; `seed` is accepted and ignored. Inside a loop
 (`dynamic_rnn`), the loop draws one key before its `jax.lax.scan` and each
-step folds in the step number, so every step drops other units; with
+step folds in the step number, so every step drops other units (a cell's
+own `tf1.nn.dropout` too: the seed generator starts each step from that
+step's key); with
 `variational_recurrent=True` one mask per wrapper is used for every step of
 the loop (and, as in TF1, for every example of the batch). Outside loops a
 variational wrapper keeps one mask per `model_fn` call.
@@ -21,6 +23,7 @@ import threading
 import jax
 from keras import ops
 
+from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator.compat.v1._rnn.cell_base import LSTMStateTuple
 from keras_tpu_estimator.compat.v1._rnn.cell_base import RNNCell
@@ -77,6 +80,30 @@ def draw_loop_keys():
     base = store_lib.get_seed_generator().next()
     steps, variational = jax.random.split(base)
     return steps, variational
+
+
+def existing_seed_generator():
+    """The model's seed generator if `model_fn` has made one (else None)."""
+    return getattr(store_lib.current_call("dynamic_rnn").store, "seed_generator", None)
+
+
+@contextlib.contextmanager
+def seed_generator_at(generator, key):
+    """Inside a loop step: the seed generator starts from `key`, and is put back after.
+
+    Random ops of a cell's own (`tf1.nn.dropout`, `tf1.layers.dropout`)
+    advance the generator; inside `jax.lax.scan` that state must not leave
+    the step, so each step starts it from its own key and the loop restores
+    the generator's state before the scan ends its trace.
+    """
+    if generator is None or key is None:
+        yield
+        return
+    # Bound, not assigned: the state the step leaves behind is dropped, and
+    # the outer value comes back as it was (an assignment inside the step's
+    # trace would make it a value of that trace).
+    with _keras_internals.bound_values([generator.state], [ops.cast(key, generator.state.dtype)]):
+        yield
 
 
 def _note_randomness():
