@@ -204,6 +204,25 @@ def test_contrib_summaries_in_model_fn_follow_tf1s_recording_rules(tmp_path, rec
     assert written == [(s, X[s * BATCH, 0]) for s in steps]
 
 
+def test_a_histogram_of_a_nan_in_model_fn_stops_training_with_tf1s_error(tmp_path):
+    def model_fn(features, labels, mode):
+        w = tf1.get_variable("w", shape=(), initializer=tf1.ones_initializer())
+        tf1.summary.histogram("log_x", tf1.log(features))
+        return kte.TPUEstimatorSpec(mode, loss=tf1.reduce_mean(features) * w,
+                                    train_op=keras.optimizers.SGD(0.1))
+
+    x = np.ones((BATCH * STEPS, WIDTH), "float32")
+    x[BATCH * 5] = -1.0  # The 6th step's batch: log(-1) is NaN.
+    model = kte.EstimatorModel(model_fn, train_batch_size=BATCH, config=kte.RunConfig(
+        tpu_config=kte.TPUConfig(iterations_per_loop=2)))
+    model.compile()
+    with pytest.raises(ValueError, match="Nan in summary histogram for: log_x"):
+        model.fit((x, None), shuffle=False, verbose=0,
+                  callbacks=[kte.summary.SummaryCallback(str(tmp_path), 1)])
+    assert model.global_step == 6  # Stopped after the loop of the failing step.
+    assert tags_at(tmp_path)["log_x"] == [1, 2, 3, 4, 5]
+
+
 def test_a_summary_of_a_vector_in_model_fn_is_an_error_naming_the_shape():
     def model_fn(features, labels, mode):
         tf1.summary.scalar("row", features[0])
@@ -286,3 +305,26 @@ def test_a_tensorflow_graph_tensor_gets_tensorflows_own_summary():
 
     dataset = tf.data.Dataset.from_tensor_slices(np.zeros((2, 4, 4, 3), "float32")).map(preprocess)
     assert [x.shape for x in dataset] == [(4, 4, 3)] * 2
+
+
+# -- Conversion. --------------------------------------------------------------
+
+TF1_PROGRAM = '''
+import tensorflow.compat.v1 as tf
+
+def model_fn(features, labels, mode, params):
+    tf.summary.image("inputs", features, max_outputs=2)
+    tf.summary.histogram("logits", features)
+    tf.summary.merge_all()
+    tf.contrib.layers.summaries.summarize_activation(tf.nn.relu(features))
+'''
+
+
+def test_the_converter_maps_tf1_summaries_and_reports_summarize_activation():
+    from keras_tpu_estimator import convert
+
+    result = convert.convert_source(TF1_PROGRAM)
+    for name in ("summary.image", "summary.histogram", "summary.merge_all"):
+        assert f"tf1.{name}(" in result.source
+    (error,) = [c for c in result.changes if c.level == "ERROR"]
+    assert "summarize_activation" in error.message and "tf1.summary.histogram" in error.message

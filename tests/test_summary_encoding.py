@@ -6,6 +6,7 @@ Each case writes a summary with `compat.v1.summary` (numpy values, as a
 the serialized `Summary` TF1's kernels make.
 """
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -61,6 +62,7 @@ HISTOGRAM_VALUES = {
     "wide": np.array([1e-15, -1e-13, 3e-12, 1e25, -7e19, 5.5, 5.5, 0.0], "float64"),
     "ints": RNG.integers(-50, 50, size=300).astype("int32"),
     "half": RNG.normal(scale=100, size=64).astype("float16"),
+    "bfloat16": RNG.normal(scale=10, size=64).astype(jnp.bfloat16),
     "empty": np.zeros((0, 3), "float32"),
 }
 
@@ -147,7 +149,7 @@ def test_contrib_image_paints_non_finite_pixels_with_bad_color(tmp_path):
     "images, message",
     [(np.zeros((2, 3, 3)), r"shape \[batch_size, height, width, channels\]"),
      (np.zeros((1, 2, 2, 2)), "with 1, 3 or 4 channels"),
-     (np.zeros((1, 2, 2, 3), "int32"), "must be uint8, float16, float32 or float64")],
+     (np.zeros((1, 2, 2, 3), "int32"), "must be uint8, float16, float32, float64 or bfloat16")],
     ids=["rank-3", "two-channels", "int32"],
 )
 def test_bad_images_are_named(tmp_path, images, message):

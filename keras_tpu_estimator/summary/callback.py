@@ -78,6 +78,11 @@ class SummaryCallback(keras.callbacks.Callback):
         self._since = None
 
     def on_train_batch_end(self, batch, logs=None):
+        try:
+            traced.raise_pending()  # A model_fn summary that failed stops training.
+        except Exception:
+            self._finish()  # Keras calls no on_train_end after an error.
+            raise
         loop = logs_lib.loop_of(logs)
         if loop is None:
             raise logs_lib.missing_loop_error("SummaryCallback")
@@ -100,6 +105,10 @@ class SummaryCallback(keras.callbacks.Callback):
             self._writer.flush()
 
     def on_train_end(self, logs=None):
+        self._finish()
+        traced.raise_pending()
+
+    def _finish(self):
         if self._steps is not None:
             steps, self._steps = self._steps, None
             steps.__exit__(None, None, None)

@@ -32,7 +32,7 @@ import numpy as np
 
 # The colour TF1 paints an image's pixels that hold a NaN or an infinity.
 BAD_COLOR = (255, 0, 0, 255)
-_FLOAT_IMAGE_TYPES = ("float16", "float32", "float64")
+_FLOAT_IMAGE_TYPES = ("float16", "float32", "float64", "bfloat16")
 
 
 def _tf():
@@ -56,6 +56,30 @@ def scalar_value(tag, value):
             f"a value of shape {number.shape} and dtype {number.dtype}"
         )
     return _summary_pb2().Summary.Value(tag=tag, simple_value=float(number.reshape(())))
+
+
+def _dtype_name(dtype):
+    return dtype if isinstance(dtype, str) else np.dtype(dtype).name
+
+
+def check_histogram_dtype(tag, dtype):
+    """Raises ValueError unless `dtype` holds real numbers (bfloat16 included)."""
+    name = _dtype_name(dtype)
+    if name != "bfloat16" and np.dtype(dtype).kind not in "biuf":
+        raise ValueError(
+            f"The values of histogram summary {tag!r} must be real numbers. "
+            f"Received dtype {name}"
+        )
+
+
+def check_image_dtype(tag, dtype):
+    """Raises ValueError unless `dtype` is uint8 or a float type (bfloat16 included)."""
+    name = _dtype_name(dtype)
+    if name != "uint8" and name not in _FLOAT_IMAGE_TYPES:
+        raise ValueError(
+            f"The images of image summary {tag!r} must be uint8, float16, float32, "
+            f"float64 or bfloat16. Received dtype {name}"
+        )
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,14 +112,10 @@ def histogram_value(tag, values):
             or an infinity (as TF1's kernel refuses them).
     """
     array = np.asarray(values)
-    if array.dtype.kind not in "biuf":
-        raise ValueError(
-            f"The values of histogram summary {tag!r} must be real numbers. "
-            f"Received dtype {array.dtype}"
-        )
+    check_histogram_dtype(tag, array.dtype)
     flat = array.astype(np.float64).reshape(-1)
     if not np.all(np.isfinite(flat)):
-        kind = "NaN" if np.any(np.isnan(flat)) else "Infinity"
+        kind = "Nan" if np.any(np.isnan(flat)) else "Infinity"  # TF1's words.
         raise ValueError(f"{kind} in summary histogram for: {tag}")
     limits = bucket_limits()
     counts = np.bincount(np.searchsorted(limits, flat, side="right"), minlength=limits.size)
@@ -179,7 +199,7 @@ def image_values(tag, images, max_outputs=3, bad_color=None):
             `max_outputs` is 1, else `tag/image/0`, `tag/image/1`, ...
         images: `[batch, height, width, channels]`, channels 1 (grayscale),
             3 (RGB) or 4 (RGBA); uint8, or float16/32/64 (scaled per image,
-            see `_as_uint8`).
+            see `_as_uint8`); bfloat16, which TF1 refused, as float32.
         max_outputs: the first this many images are written.
         bad_color: the uint8 colour of non-finite pixels; red by default.
 
@@ -189,11 +209,9 @@ def image_values(tag, images, max_outputs=3, bad_color=None):
     check_max_outputs(max_outputs)
     array = np.asarray(images)
     check_image_shape(tag, array.shape)
-    if array.dtype != np.uint8 and array.dtype.name not in _FLOAT_IMAGE_TYPES:
-        raise ValueError(
-            f"The images of image summary {tag!r} must be uint8, float16, float32 "
-            f"or float64. Received dtype {array.dtype}"
-        )
+    check_image_dtype(tag, array.dtype)
+    if array.dtype.name == "bfloat16":  # TF1 refused bfloat16; scaled as float32 here.
+        array = array.astype(np.float32)
     color = BAD_COLOR if bad_color is None else np.asarray(bad_color).reshape(-1)
     if len(color) < array.shape[-1]:
         raise ValueError(

@@ -131,9 +131,11 @@ def _traced_operands(kind, tag, value, params):
             )
         return [keras.ops.reshape(value, ())]
     if kind == "histogram":
+        protos.check_histogram_dtype(tag, keras.backend.standardize_dtype(value.dtype))
         return [value]
     if kind == "image":
         protos.check_image_shape(tag, shape)
+        protos.check_image_dtype(tag, keras.backend.standardize_dtype(value.dtype))
         return [value[: params["max_outputs"]]]
     if kind == "audio":
         protos.check_audio_shape(tag, shape)

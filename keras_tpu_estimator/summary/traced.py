@@ -80,14 +80,40 @@ def _replicated(value):
     return jax.lax.with_sharding_constraint(value, sharding)
 
 
+_errors_lock = threading.Lock()
+_errors = []  # What writing raised, in the callbacks: raised on the host by `raise_pending`.
+
+
 def _write(logdir, build, step, arrays):
-    """The host side: encodes the summary and writes it at `step` into `logdir`."""
-    values = build(*[np.asarray(a) for a in arrays])
-    writer = writers.acquire(logdir)
+    """The host side: encodes the summary and writes it at `step` into `logdir`.
+
+    An error (a histogram of a NaN) must not leave the callback: the other
+    devices of the step would wait for this one forever. It is kept, and
+    `raise_pending` raises it on the host once the loop has run.
+    """
     try:
-        protos.write(writer, values, int(np.asarray(step)))
-    finally:
-        writers.release(logdir)
+        values = build(*[np.asarray(a) for a in arrays])
+        writer = writers.acquire(logdir)
+        try:
+            protos.write(writer, values, int(np.asarray(step)))
+        finally:
+            writers.release(logdir)
+    except Exception as error:  # noqa: BLE001 - raised again by raise_pending.
+        error.add_note(f"(writing a model_fn summary at step {int(np.asarray(step))})")
+        with _errors_lock:
+            _errors.append(error)
+
+
+def raise_pending():
+    """Raises the first error writing a `model_fn` summary raised since the last call.
+
+    `SummaryCallback` calls it after each loop: training stops there, as
+    TF1's did at the step whose summary failed.
+    """
+    with _errors_lock:
+        errors, _errors[:] = list(_errors), []
+    if errors:
+        raise errors[0]
 
 
 def emit(logdir, build, operands, step, when=None):
