@@ -333,6 +333,18 @@ CASES = [
     ("nn.avg_pool", lambda f: tf1.nn.avg_pool(f["image"], [1, 3, 3, 1], [1, 2, 2, 1], "SAME")),
     ("nn.max_pool2d", lambda f: tf1.nn.max_pool2d(f["image"], 2, 2, "SAME")),
     ("nn.avg_pool2d", lambda f: tf1.nn.avg_pool2d(f["image"], [2, 2], [2, 2], "VALID")),
+    # Recurrent loops (the cells create variables; see test_rnn_cells for TF's numbers).
+    ("nn.dynamic_rnn", lambda f: tf1.nn.dynamic_rnn(
+        tf1.nn.rnn_cell.LSTMCell(4), f["seq"], sequence_length=f["lengths"], dtype=tf1.float32)),
+    ("nn.bidirectional_dynamic_rnn", lambda f: tf1.nn.bidirectional_dynamic_rnn(
+        tf1.nn.rnn_cell.GRUCell(3), tf1.nn.rnn_cell.BasicRNNCell(2), f["seq"],
+        sequence_length=f["lengths"], dtype=tf1.float32)),
+    ("nn.static_rnn", lambda f: tf1.nn.static_rnn(
+        tf1.nn.rnn_cell.BasicLSTMCell(3), tf1.unstack(f["seq"], axis=1),
+        sequence_length=f["lengths"], dtype=tf1.float32)),
+    ("nn.static_bidirectional_rnn", lambda f: tf1.nn.static_bidirectional_rnn(
+        tf1.nn.rnn_cell.GRUCell(2), tf1.nn.rnn_cell.GRUCell(2), tf1.unstack(f["seq"], axis=1),
+        sequence_length=f["lengths"], dtype=tf1.float32)),
     ("nn.zero_fraction", lambda f: tf1.nn.zero_fraction(tf1.nn.relu(f["m"]))),
     ("nn.xw_plus_b", lambda f: tf1.nn.xw_plus_b(f["m"], tf1.constant(W), tf1.ones([2]))),
     ("nn.relu_layer", lambda f: tf1.nn.relu_layer(f["m"], tf1.constant(W), tf1.ones([2]))),

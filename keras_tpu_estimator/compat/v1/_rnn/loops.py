@@ -101,7 +101,13 @@ def _match_state(template, state, function):
     """`state` in the structure and dtypes the cell returns (a carry of `jax.lax.scan`)."""
     leaves, expected = jax.tree.leaves(state), jax.tree.leaves(template)
     shapes = [tuple(x.shape) for x in leaves]
-    if len(leaves) != len(expected) or shapes != [tuple(x.shape) for x in expected]:
+
+    def fits(shape, template_shape):  # None: an export's symbolic batch in a stand-in
+        return len(shape) == len(template_shape) and all(
+            t is None or d == t for d, t in zip(shape, template_shape))
+
+    if len(leaves) != len(expected) or not all(
+            fits(s, tuple(x.shape)) for s, x in zip(shapes, expected)):
         raise ValueError(
             f"{function}: the initial state's shapes {shapes} do not match the cell's state "
             f"{[tuple(x.shape) for x in expected]} (cell.state_size with the batch size first)."
