@@ -274,3 +274,14 @@ def test_a_sparse_feature_a_column_reads_is_refused_with_the_fix():
     with pytest.raises(ValueError, match=r"features\['ids'\] is a SparseTensorSpec.*FixedLen"):
         inputs.as_source(sparse)
     del column
+
+
+@pytest.mark.parametrize("column", [
+    lambda: fc.categorical_column_with_identity("m", 4),
+    lambda: fc.categorical_column_with_hash_bucket("m", 4, dtype=tf.int64),
+], ids=["device", "host"])
+def test_categorical_features_of_rank_3_are_refused(column):
+    column = fc.indicator_column(column())
+    features = {"m": np.zeros((2, 2, 2), "int64")}
+    with pytest.raises(ValueError, match=r"\[batch\] or \[batch, values\]"):
+        run_model_fn_code(lambda f: fc.input_layer(f, [column]), _host.transform_input(features))

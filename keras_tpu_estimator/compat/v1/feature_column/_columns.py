@@ -237,7 +237,13 @@ class IdentityCategoricalColumn(CategoricalColumn):
         return {self.key: tf.io.VarLenFeature(tf.int64)}
 
     def ids(self, features):
-        x = keras.ops.cast(rows(feature(features, self.key, self)), "int32")
+        x = feature(features, self.key, self)
+        if len(x.shape) > 2:
+            raise ValueError(
+                f"Feature column {self.name!r}: a categorical feature must be [batch] or "
+                f"[batch, values]. Received shape {tuple(x.shape)} (TF1 combined only its "
+                "last axis): reshape it in input_fn.")
+        x = keras.ops.cast(rows(x), "int32")
         absent = x == -1
         valid = (x >= 0) & (x < self.number_buckets)
         # TF1 fails on an out-of-range id without a default; a compiled step

@@ -11,7 +11,9 @@ arrays are transformed once. For each host column created so far whose raw
 features the input holds (with the dtype the column reads), the ids are
 added as an int32 feature `column.ids_key` (`[batch, width]`, -1 where a
 value is absent); string features a column consumed are then dropped,
-since nothing in `model_fn` can read them.
+since nothing in `model_fn` can read them. A sparse or ragged feature that
+a column reads is refused: its width changes from batch to batch, and the
+compiled steps need one static shape.
 
 The rule for programs: create the feature columns before `train`,
 `evaluate` or `predict` reads the input (in `main`, at module level, or in
@@ -37,7 +39,10 @@ def _dense(tf, x, ignore):
     if x.shape.rank == 1:
         x = x[:, None]
     elif x.shape.rank != 2:
-        x = tf.reshape(x, [tf.shape(x)[0], -1])
+        raise ValueError(
+            f"A categorical feature must be [batch] or [batch, values]: one of shape "
+            f"{x.shape} reached a feature column (TF1 combined only its last axis). "
+            "Reshape it in input_fn.")
     return x
 
 
