@@ -37,8 +37,7 @@ CONVOLUTIONS = {
     "conv2d_atrous": lambda s, tf, x: s.conv2d(x, 3, 3, rate=2, activation_fn=tf.nn.relu6),
     "conv2d_no_biases": lambda s, tf, x: s.conv2d(x, 2, 1, biases_initializer=None),
     "conv2d_normalizer_replaces_biases": layer_norm_after_conv,
-    "convolution2d_alias": lambda s, tf, x: s.convolution2d(x, 2, 3, stride=[1, 2]),
-    "conv2d_twice_uniquified": lambda s, tf, x: s.conv2d(s.conv2d(x, 3, 3), 2, 3),
+    "conv2d_list_stride": lambda s, tf, x: s.conv2d(x, 2, 3, stride=[1, 2]),
     "separable_depthwise_only": lambda s, tf, x: s.separable_conv2d(
         x, None, 3, depth_multiplier=2, stride=2),
     "separable_pointwise": lambda s, tf, x: s.separable_conv2d(
@@ -99,17 +98,15 @@ def test_channels_first_is_channels_last_transposed(layer):
 
 
 CORE = {
-    "fully_connected": (lambda s, tf, x: s.fully_connected(x, 5), FEATURES),
-    "fully_connected_linear_no_biases": (lambda s, tf, x: s.fully_connected(
-        x, 3, activation_fn=None, biases_initializer=None, scope="logits"), FEATURES),
-    "fully_connected_on_rank_3": (lambda s, tf, x: s.fully_connected(x, 4), SEQUENCE),
-    "fully_connected_stack": (lambda s, tf, x: s.stack(x, s.fully_connected, [8, 4]), FEATURES),
-    "fully_connected_stack_scoped": (lambda s, tf, x: s.stack(
-        x, s.fully_connected, [8, (4, tf.nn.sigmoid)], scope="fc"), FEATURES),
-    "conv2d_repeat": (lambda s, tf, x: s.repeat(x, 2, s.conv2d, 3, [3, 3]), IMAGES),
-    "conv2d_repeat_scoped": (lambda s, tf, x: s.repeat(
-        x, 3, s.conv2d, 3, [3, 3], scope="conv1"), IMAGES),
-    "max_pool2d_defaults": (lambda s, tf, x: s.max_pool2d(x, [2, 2]), IMAGES),
+    "fully_connected": (lambda s, tf, x: [
+        s.fully_connected(x, 5),
+        s.fully_connected(x, 3, activation_fn=None, biases_initializer=None, scope="logits"),
+        s.fully_connected(tf.reshape(x, [2, 2, 6]), 4)], FEATURES),
+    "repeat_and_stack": (lambda s, tf, x: [
+        s.stack(s.flatten(x), s.fully_connected, [8, 4]),
+        s.stack(s.flatten(x), s.fully_connected, [8, (4, tf.nn.sigmoid)], scope="fc"),
+        s.repeat(x, 2, s.conv2d, 3, [3, 3]),
+        s.repeat(x, 3, s.conv2d, 3, [3, 3], scope="conv1")], IMAGES),
     "max_pool2d_same": (lambda s, tf, x: s.max_pool2d(x, 3, stride=2, padding="SAME"), IMAGES),
     "avg_pool2d_defaults": (lambda s, tf, x: s.avg_pool2d(x, 3), IMAGES),
     "avg_pool2d_same_excludes_padding": (lambda s, tf, x: s.avg_pool2d(
