@@ -39,6 +39,7 @@ def summarizing_fn(train_op="keras"):
         tf1.summary.scalar("w", w)
         tf1.summary.histogram("x", features)
         tf1.summary.image("img", tf1.reshape(features, [-1, 2, 2, 3]), max_outputs=2)
+        tf1.summary.text("config", "lr=0.1")
         loss = tf1.reduce_mean(features) * w
         if train_op == "keras":
             op = keras.optimizers.SGD(0.1)
@@ -74,7 +75,7 @@ def test_model_fn_summaries_are_written_every_n_steps_with_that_steps_values(
         tmp_path, train_op, loop, device_loop):
     fit(summarizing_fn(train_op), tmp_path, loop, device_loop=device_loop)
     due = [s for s in range(1, STEPS + 1) if s % EVERY == 0]
-    tags = ("loss", "w", "x", "img/image/0", "img/image/1")
+    tags = ("loss", "w", "x", "img/image/0", "img/image/1", "config")
     assert {tag: steps for tag, steps in tags_at(tmp_path).items() if tag != "global_step/sec"} == {
         tag: due for tag in tags}
     values = {(step, v.tag): v for step, v in read_values(tmp_path)}
@@ -86,6 +87,7 @@ def test_model_fn_summaries_are_written_every_n_steps_with_that_steps_values(
             tf.compat.v1.summary.image("img", x.reshape(-1, 2, 2, 3), max_outputs=2)]))
         expected = {v.tag: v for v in expected.value}
         assert values[step, "x"].histo == expected["x"].histo
+        assert values[step, "config"].tensor.string_val == [b"lr=0.1"]
         for tag in ("img/image/0", "img/image/1"):
             np.testing.assert_array_equal(decoded(values[step, tag]), decoded(expected[tag]))
 
@@ -100,8 +102,11 @@ def test_values_leave_the_device_only_at_the_summary_steps(tmp_path, monkeypatch
 
     monkeypatch.setattr(traced, "_write", counting)
     fit(summarizing_fn(), tmp_path)
-    # One transfer per summary per due step; the images cut to max_outputs on the device.
-    assert calls == [(s, shape) for s in (3, 6) for shape in ([()], [(BATCH, WIDTH)], [(2, 2, 2, 3)])]
+    # One transfer per summary per due step; the images cut to max_outputs on the device,
+    # the text (a constant) none.
+    # (In any order within a step: the callbacks are not ordered.)
+    assert sorted(calls) == sorted((s, shape) for s in (3, 6)
+                                   for shape in ([()], [(BATCH, WIDTH)], [(2, 2, 2, 3)], []))
 
 
 def test_tpu_estimator_writes_model_fn_summaries_that_tensorboard_reads(tmp_path):
@@ -293,6 +298,33 @@ def test_tensorflow_2_images_in_a_host_call_reach_tensorboard(tmp_path):
         expected = tf.image.convert_image_dtype(
             batch(step - 1).reshape(-1, 2, 2, 3)[0], tf.uint8, saturate=True)
         np.testing.assert_array_equal(pixels, expected.numpy())
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64")  # tf1.cast to int64.
+def test_amoeba_nets_host_call_writes_through_tf1_summary(tmp_path):
+    def model_fn(features, labels, mode):
+        w = tf1.get_variable("w", shape=(), initializer=tf1.ones_initializer())
+        lr = tf1.reshape(w * 0.5, [1])
+
+        def host_call_fn(gs, lr):  # As amoeba_net_model.py writes it (converted).
+            gs = tf1.cast(tf1.reduce_mean(gs), tf1.int64)
+            with tf1.summary.create_file_writer(str(tmp_path)).as_default():
+                with tf1.summary.always_record_summaries():
+                    tf1.summary.scalar("learning_rate", tf1.reduce_mean(lr), step=gs)
+                    return tf1.summary.all_summary_ops()
+
+        gs = tf1.reshape(kte.get_global_step(), [1])
+        return kte.TPUEstimatorSpec(mode, loss=tf1.reduce_mean(features) * w,
+                                    train_op=keras.optimizers.SGD(0.1),
+                                    host_call=(host_call_fn, [gs, lr]))
+
+    model = kte.EstimatorModel(model_fn, train_batch_size=BATCH)
+    model.compile()
+    model.fit((X[:3 * BATCH], None), shuffle=False, verbose=0)
+    written = kte.summary.read_scalars(tmp_path)["learning_rate"]
+    assert [s for s, _ in written] == [0, 1, 2]
+    np.testing.assert_allclose([v for _, v in written], [0.5 * w_before(k) for k in range(3)],
+                               rtol=1e-6)
 
 
 @pytest.mark.filterwarnings("ignore:Cannot activate TF2 compatibility support")

@@ -26,9 +26,18 @@ written, not with this module; the event files are TensorFlow's own
 `SummaryCallback` writes what TensorFlow's estimator wrote while training:
 the `loss` and `global_step/sec`, every `RunConfig.save_summary_steps`.
 
+TF1's summaries (`tf1.summary.scalar`, `histogram`, `image`, `audio`,
+`text`, and `tf1.contrib.summary`'s) work in host calls and in `model_fn`:
+made in `model_fn`, they are written from the compiled step every
+`save_summary_steps` steps, their values leaving the device only then
+(`traced`); the events are TF1's own (`protos`).
+
 The modules: `writers` (one shared event-file writer per directory, and
 the writers host calls create), `recording` (the default writer, the
-summaries, `read_scalars`) and `callback` (`SummaryCallback`).
+summaries, `read_scalars`), `callback` (`SummaryCallback`), `protos` (TF1's
+summary protos from numpy values), `tf1` (where a TF1 summary is written:
+`model_fn`, host, or TensorFlow's own), `traced` (writing from the compiled
+step) and `contrib` (`tf.contrib.summary`'s writers and recording rules).
 """
 
 from keras_tpu_estimator.summary.callback import SummaryCallback

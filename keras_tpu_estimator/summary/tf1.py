@@ -120,25 +120,35 @@ def _builder(kind, tag, params):
     return lambda: [protos.text_value(tag, text)]
 
 
-def _traced_operands(kind, tag, value, params):
-    """The arrays a traced step hands the host for the summary, checked by shape."""
-    shape = tuple(value.shape)
-    if kind == "scalar":
-        if int(np.prod(shape)) != 1:
-            raise ValueError(
-                f"The value of scalar summary {tag!r} must be one number. "
-                f"Received: a tensor of shape {shape}"
-            )
-        return [keras.ops.reshape(value, ())]
+def _check_traced(kind, tag, value):
+    """Checks a `model_fn` summary's value by its shape and dtype, when the step is traced."""
+    if kind == "text":
+        protos.text_value(tag, value)  # Strings known when tracing (JAX has no string tensors).
+        return
+    shape, dtype = tuple(value.shape), keras.backend.standardize_dtype(value.dtype)
+    if kind == "scalar" and None not in shape and int(np.prod(shape)) != 1:
+        raise ValueError(
+            f"The value of scalar summary {tag!r} must be one number. "
+            f"Received: a tensor of shape {shape}"
+        )
     if kind == "histogram":
-        protos.check_histogram_dtype(tag, keras.backend.standardize_dtype(value.dtype))
-        return [value]
+        protos.check_histogram_dtype(tag, dtype)
     if kind == "image":
         protos.check_image_shape(tag, shape)
-        protos.check_image_dtype(tag, keras.backend.standardize_dtype(value.dtype))
-        return [value[: params["max_outputs"]]]
+        protos.check_image_dtype(tag, dtype)
     if kind == "audio":
         protos.check_audio_shape(tag, shape)
+
+
+def _traced_operands(kind, value, params):
+    """The arrays a traced step hands the host: images and audio cut to `max_outputs`."""
+    if kind == "scalar":
+        return [keras.ops.reshape(value, ())]
+    if kind == "histogram":
+        return [value]
+    if kind == "image":
+        return [value[: params["max_outputs"]]]
+    if kind == "audio":
         return [value[: params["max_outputs"]], params["sample_rate"]]
     return []
 
@@ -257,20 +267,15 @@ def _in_model_fn(context, kind, name, value, family, step, recording_rule, param
     tag = _model_fn_tag(name, family)
     if kind != "text":
         value = keras.ops.convert_to_tensor(value) if not _is_traced(value) else value
-    if kind == "image":
-        protos.check_image_shape(tag, tuple(value.shape))
-    if kind == "audio":
-        protos.check_audio_shape(tag, tuple(value.shape))
+    _check_traced(kind, tag, value)
     batch = value.shape[0] if kind in ("image", "audio") else None
     op = SummaryOp(_tags(kind, tag, params, batch))
     if (
         context.building or context.mode != ModeKeys.TRAIN or train_ops.replaying()
         or isinstance(value, keras.KerasTensor)
     ):
-        if kind == "scalar":
-            _traced_operands(kind, tag, value, params)  # Checks the shape.
         return op
-    operands = _traced_operands(kind, tag, value, params) if kind != "text" else []
+    operands = _traced_operands(kind, value, params)
     global_step = context.global_step
     if recording_rule == V1:
         target = traced.destination()
