@@ -25,8 +25,9 @@ Top level: tensor operations (`ops`, `array_ops`, `math_ops`), assertions
 (`variables`), collections and `control_dependencies` (`graph`). Submodules
 follow TF1's paths: `layers`, `nn`, `losses`, `metrics`, `estimator`,
 `summary`, `logging`, `train`, `tpu`, `initializers`, `math`, `random`,
-`contrib.layers`. Everything runs inside `model_fn` (traced by JAX); there is
-no TensorFlow graph underneath.
+`feature_column`, `contrib.layers`. Everything runs inside `model_fn` (traced
+by JAX); there is no TensorFlow graph underneath (feature columns also look
+up and hash strings on the host, in the input pipeline).
 """
 
 from keras_tpu_estimator.compat.v1 import contrib  # noqa: F401
