@@ -280,6 +280,7 @@ def test_bad_loop_and_call_arguments(call, error, match):
     "tf.nn.rnn_cell.BasicLSTMCell", "tf.nn.rnn_cell.LSTMStateTuple", "tf.nn.dynamic_rnn",
     "tf.nn.bidirectional_dynamic_rnn", "tf.nn.static_rnn", "tf.contrib.rnn.DropoutWrapper",
     "tf.contrib.rnn.LSTMBlockCell", "tf.compat.v1.nn.rnn_cell.MultiRNNCell",
+    "tf.contrib.rnn.stack_bidirectional_dynamic_rnn", "tf.nn.static_bidirectional_rnn",
 ])
 def test_the_converter_maps_the_names_to_tf1(name):
     assert convert_names.compat_v1_supports(convert_names.normalize(name))

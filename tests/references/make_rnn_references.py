@@ -14,7 +14,9 @@ per case, the inputs, the variables by TF1 name (in creation order), and the
 leaves of what the program returns (`tf.nest.flatten` order). The gradient
 case also records TF's gradient of `sum(outputs)` with respect to each
 variable. `lstm_block_cell` (contrib's `LSTMBlockCell`, gone from TF 2) is
-computed with the kernel it ran on, `tf.raw_ops.LSTMBlockCell`.
+computed with the kernel it ran on, `tf.raw_ops.LSTMBlockCell`, and
+`stack_bidirectional` composes TF's `bidirectional_dynamic_rnn` as contrib's
+`stack_bidirectional_dynamic_rnn` did (the library runs its own).
 
 This module imports TensorFlow only in `main`, so the test can import
 `CASES` and the inputs without it.
@@ -137,12 +139,35 @@ def two_loops_two_scopes(tf, a):
     return decoded
 
 
+def _stack_bidirectional(tf, cells_fw, cells_bw, inputs, sequence_length, dtype):
+    """contrib's `stack_bidirectional_dynamic_rnn` (gone from TF 2), as TF 1.15 wrote it."""
+    if hasattr(tf, "contrib"):
+        return tf.contrib.rnn.stack_bidirectional_dynamic_rnn(
+            cells_fw, cells_bw, inputs, sequence_length=sequence_length, dtype=dtype)
+    states_fw, states_bw, layer = [], [], inputs
+    with tf.variable_scope("stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with tf.variable_scope("cell_%d" % i):
+                outputs, (state_fw, state_bw) = tf.nn.bidirectional_dynamic_rnn(
+                    cell_fw, cell_bw, layer, sequence_length=sequence_length, dtype=dtype)
+                layer = tf.concat(outputs, 2)
+            states_fw.append(state_fw)
+            states_bw.append(state_bw)
+    return layer, tuple(states_fw), tuple(states_bw)
+
+
+def stack_bidirectional(tf, a):
+    cells_fw = [tf.nn.rnn_cell.LSTMCell(3), tf.nn.rnn_cell.GRUCell(2)]
+    cells_bw = [tf.nn.rnn_cell.GRUCell(2), tf.nn.rnn_cell.BasicRNNCell(3)]
+    return _stack_bidirectional(tf, cells_fw, cells_bw, a["x"], a["lengths"], tf.float32)
+
+
 CASES = {
     f.__name__: f
     for f in (basic_rnn, basic_rnn_relu_initial_state, basic_lstm_lengths,
               basic_lstm_concat_state, lstm_peepholes_projection, lstm_plain, gru_lengths,
               multi_cell, wrappers, static_lstm, bidirectional, bidirectional_no_lengths,
-              static_bidirectional, cell_then_loop, two_loops_two_scopes)
+              static_bidirectional, cell_then_loop, two_loops_two_scopes, stack_bidirectional)
 }
 GRADIENT_CASE = "basic_lstm_lengths"
 BLOCK_CELL = dict(units=4, forget_bias=0.7, cell_clip=0.8)

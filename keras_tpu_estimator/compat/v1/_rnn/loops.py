@@ -325,3 +325,40 @@ def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None,
     outputs = [jax.tree.map(lambda f, b: ops.concatenate([f, b], axis=1), fw, bw)
                for fw, bw in zip(output_fw, output_bw)]
     return outputs, state_fw, state_bw
+
+
+def stack_bidirectional_dynamic_rnn(cells_fw, cells_bw, inputs, initial_states_fw=None,
+                                    initial_states_bw=None, dtype=None, sequence_length=None,
+                                    parallel_iterations=None, time_major=False, scope=None,
+                                    swap_memory=False):
+    """Layers of `bidirectional_dynamic_rnn`, each reading the last's concatenated outputs.
+
+    contrib's `stack_bidirectional_dynamic_rnn`: layer `i` runs in
+    `stack_bidirectional_rnn/cell_<i>/bidirectional_rnn/{fw,bw}/...`.
+
+    Returns:
+        `(outputs, states_fw, states_bw)`: the last layer's `concat([fw, bw], 2)`
+        and tuples of every layer's final states.
+
+    Raises:
+        ValueError: for no cells, or lists of different lengths.
+    """
+    del parallel_iterations, swap_memory
+    if not cells_fw or not cells_bw or len(cells_fw) != len(cells_bw):
+        raise ValueError(
+            "stack_bidirectional_dynamic_rnn needs as many forward as backward cells, at "
+            f"least one. Received: {len(cells_fw or [])} and {len(cells_bw or [])}"
+        )
+    states_fw, states_bw, layer = [], [], inputs
+    with variable_scope(scope or "stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope(f"cell_{i}"):
+                outputs, (state_fw, state_bw) = bidirectional_dynamic_rnn(
+                    cell_fw, cell_bw, layer,
+                    initial_state_fw=initial_states_fw[i] if initial_states_fw else None,
+                    initial_state_bw=initial_states_bw[i] if initial_states_bw else None,
+                    sequence_length=sequence_length, dtype=dtype, time_major=time_major)
+                layer = ops.concatenate(list(outputs), axis=2)
+            states_fw.append(state_fw)
+            states_bw.append(state_bw)
+    return layer, tuple(states_fw), tuple(states_bw)

@@ -18,6 +18,7 @@ from keras_tpu_estimator.compat.v1._rnn.cells import GRUCell  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.cells import LSTMBlockCell  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.cells import LSTMCell  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.loops import static_bidirectional_rnn  # noqa: F401
+from keras_tpu_estimator.compat.v1._rnn.loops import stack_bidirectional_dynamic_rnn  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.loops import static_rnn  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.wrappers import DeviceWrapper  # noqa: F401
 from keras_tpu_estimator.compat.v1._rnn.wrappers import DropoutWrapper  # noqa: F401
@@ -26,4 +27,5 @@ from keras_tpu_estimator.compat.v1._rnn.wrappers import ResidualWrapper  # noqa:
 
 __all__ = ["BasicLSTMCell", "BasicRNNCell", "DeviceWrapper", "DropoutWrapper", "GRUCell",
            "LSTMBlockCell", "LSTMCell", "LSTMStateTuple", "MultiRNNCell", "RNNCell",
-           "ResidualWrapper", "static_bidirectional_rnn", "static_rnn"]
+           "ResidualWrapper", "stack_bidirectional_dynamic_rnn", "static_bidirectional_rnn",
+           "static_rnn"]
