@@ -20,7 +20,6 @@ The rule for programs: create the feature columns before `train`,
 `params`, as TF1 programs do).
 """
 
-import jax
 import numpy as np
 
 from keras_tpu_estimator.compat.v1.feature_column import _columns
@@ -230,18 +229,25 @@ def transform_input(x):
     if not isinstance(features, dict) or any(
             isinstance(v, (dict, list, tuple)) for v in features.values()):
         return x
-    specs = {k: tf.TensorSpec(np.shape(v), tf.as_dtype(_np_dtype(v))) for k, v in features.items()}
+    specs = {}
+    for key, value in features.items():
+        try:
+            specs[key] = tf.TensorSpec(np.shape(value), _tf_dtype(tf, value))
+        except TypeError:
+            continue  # No column reads what TensorFlow has no dtype for.
     columns = _columns_for(specs)
     if not columns:
         return x
     consumed = {k for c in columns for k in c.keys if specs[k].dtype == tf.string}
-    eager = {k: tf.constant(v) for k, v in features.items()}
-    out = _mapper(columns, consumed)(eager)
-    out = {k: (features[k] if k in features else np.asarray(v)) for k, v in out.items()}
-    out = jax.tree.map(lambda v: v.numpy() if hasattr(v, "numpy") else v, out)
+    eager = {k: tf.constant(features[k]) for c in columns for k in c.keys}
+    out = {k: v for k, v in features.items() if k not in consumed}
+    out.update({c.ids_key: host_ids(c, eager).numpy() for c in columns})
     return (out, x[1]) if pair else out
 
 
-def _np_dtype(v):
-    dtype = np.asarray(v).dtype
-    return np.dtype("object") if dtype.kind in "OSU" else dtype
+def _tf_dtype(tf, value):
+    """The TensorFlow dtype of an array or tensor, strings as `tf.string`."""
+    if isinstance(value, tf.Tensor):
+        return value.dtype
+    dtype = np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+    return tf.string if dtype.kind in "OSU" else tf.as_dtype(dtype)
