@@ -111,6 +111,8 @@ CORE = {
     "avg_pool2d_defaults": (lambda s, tf, x: s.avg_pool2d(x, 3), IMAGES),
     "avg_pool2d_same_excludes_padding": (lambda s, tf, x: s.avg_pool2d(
         x, [3, 3], stride=2, padding="SAME"), IMAGES),
+    "avg_pool2d_global_from_dimensions": (lambda s, tf, x: s.avg_pool2d(  # Inception's logits
+        x, [tf.Dimension(7), tf.Dimension(7)], padding="VALID"), IMAGES),
     "flatten": (lambda s, tf, x: s.flatten(x), IMAGES),
     "softmax_rank_3": (lambda s, tf, x: s.softmax(tf.convert_to_tensor(x)), SEQUENCE),
     "unit_norm": (lambda s, tf, x: s.unit_norm(tf.convert_to_tensor(x), 1), SEQUENCE),

@@ -37,19 +37,28 @@ def dtype_of(tensor):
     return keras.backend.standardize_dtype(tensor.dtype)
 
 
+def _int(value):
+    """An int from an int, a numpy integer or a TF1 `Dimension` (its `.value`); else None."""
+    value = getattr(value, "value", value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
+
+
 def sizes(value, rank, argument, function):
-    """An int or a list of `rank` ints (TF1's `kernel_size`, `stride`, `rate`) as a tuple.
+    """An int or a sequence of `rank` ints (TF1's `kernel_size`, `stride`, `rate`) as a tuple.
 
     Raises:
         ValueError: for anything else, naming `argument` of `function`.
     """
-    values = [value] * rank if isinstance(value, (int, np.integer)) else value
-    if (not isinstance(values, (list, tuple)) or len(values) != rank
-            or not all(isinstance(v, (int, np.integer)) and v > 0 for v in values)):
+    single = _int(value)
+    values = [single] * rank if single is not None else (
+        [_int(v) for v in value] if isinstance(value, (list, tuple)) else None)
+    if values is None or len(values) != rank or not all(v is not None and v > 0 for v in values):
         raise ValueError(
             f"Argument `{argument}` of {function} must be a positive int or a list of "
             f"{rank} positive ints. Received: {argument}={value!r}")
-    return tuple(int(v) for v in values)
+    return tuple(values)
 
 
 def padding_argument(padding, function):
