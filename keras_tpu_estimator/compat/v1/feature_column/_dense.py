@@ -26,8 +26,9 @@ def combine(table, ids, weights, combiner, max_norm=None):
     """TF1's `safe_embedding_lookup_sparse` on dense ids: `[batch, dim]`.
 
     Absent ids (-1) are left out, and for `mean` and `sqrtn` ids of
-    non-positive weight; a row with none left gives zeros. `mean` divides by the sum of the weights, `sqrtn`
-    by the square root of the sum of their squares.
+    non-positive weight; a row with none left gives zeros. `mean` divides
+    by the sum of the weights, `sqrtn` by the square root of the sum of
+    their squares.
     """
     present = ids >= 0
     if weights is None:

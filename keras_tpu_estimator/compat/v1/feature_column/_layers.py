@@ -18,6 +18,7 @@ from keras_tpu_estimator.compat.v1 import variables
 from keras_tpu_estimator.compat.v1.feature_column import _columns
 from keras_tpu_estimator.compat.v1.feature_column import _dense
 
+_ZEROS = initializers.zeros_initializer()  # TF1's start of linear weights.
 _State = collections.namedtuple("_State", ["trainable", "shared_at_root"])
 
 
@@ -210,7 +211,7 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
             if cols_to_vars is not None:
                 cols_to_vars[column] = [weights]
             total = part if total is None else total + part
-        bias = variables.get_variable("bias_weights", [units], initializer=initializers.zeros_initializer(),
+        bias = variables.get_variable("bias_weights", [units], initializer=_ZEROS,
                                       trainable=trainable)
         if cols_to_vars is not None:
             cols_to_vars["bias"] = [bias]
@@ -220,12 +221,12 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
 def _weighted_sum(column, features, units, sparse_combiner, trainable):
     if isinstance(column, _columns.CategoricalColumn):
         weights = variables.get_variable("weights", [column.num_buckets, units],
-                                         initializer=initializers.zeros_initializer(), trainable=trainable)
+                                         initializer=_ZEROS, trainable=trainable)
         ids, id_weights = column.ids(features)
         return _dense.combine(weights, ids, id_weights, sparse_combiner), weights
     if isinstance(column, _columns.NumericColumn):
         weights = variables.get_variable("weights", [column.dimension, units],
-                                         initializer=initializers.zeros_initializer(), trainable=trainable)
+                                         initializer=_ZEROS, trainable=trainable)
         return keras.ops.matmul(column.dense(features, None), weights), weights
     raise ValueError(
         "Items of `feature_columns` of linear_model must be numeric, bucketized or "
