@@ -26,6 +26,7 @@ import types as _types
 
 from keras_tpu_estimator.compat.v1.contrib import _slim_dataset as dataset  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import _tfexample_decoder as tfexample_decoder  # noqa: F401
+from keras_tpu_estimator.compat.v1.contrib import framework as _framework
 from keras_tpu_estimator.compat.v1.contrib import layers as _layers
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import arg_scope  # noqa: F401
@@ -33,11 +34,6 @@ from keras_tpu_estimator.compat.v1.contrib._arg_scope import arg_scope_func_key 
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import arg_scoped_arguments  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import current_arg_scope  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import has_arg_scope  # noqa: F401
-
-try:  # `tf.contrib.framework`'s variable functions, where the library has them.
-    from keras_tpu_estimator.compat.v1.contrib import framework as _framework
-except ImportError:  # pragma: no cover - an install without contrib.framework
-    _framework = None
 
 
 def _reexport(module):
@@ -48,6 +44,5 @@ def _reexport(module):
             globals().setdefault(name, value)
 
 
-_reexport(_layers)
-if _framework is not None:
-    _reexport(_framework)
+_reexport(_layers)  # first: the layer functions win any name both modules have
+_reexport(_framework)
