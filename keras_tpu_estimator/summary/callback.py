@@ -5,7 +5,6 @@ import os
 import time
 
 import keras
-import numpy as np
 
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.summary import traced
