@@ -160,7 +160,7 @@ class TPUEstimator(Exporting):
         self.export_to_tpu = export_to_tpu
         self.export_to_cpu = export_to_cpu
         self.export_saved_model_api_version = export_saved_model_api_version
-        self._warm_start_from = warm_start_from
+        self._warm_start_from = estimator_args.check_warm_start_from(warm_start_from)
         self._layout_map = layout_map
         self._models = {}
         # The checkpoints of model_dir, and which one each model holds.
@@ -292,6 +292,7 @@ class TPUEstimator(Exporting):
                 or NaN weights about to be saved (`NonFiniteWeightsError`:
                 the latest checkpoint stays the last good one).
         """
+        estimator_args.check_input_fn(input_fn)
         hooks, steps, max_steps, saving_listeners = estimator_args.train_args(
             hooks, steps, max_steps, saving_listeners)
         with checkpoint_lib.TrainerLock(self.model_dir):  # One trainer per model_dir.
@@ -373,6 +374,7 @@ class TPUEstimator(Exporting):
             ValueError: with no checkpoint, `steps` <= 0, or a
                 `checkpoint_path` that names no checkpoint.
         """
+        estimator_args.check_input_fn(input_fn)
         steps, hooks = estimator_args.evaluate_args(steps, hooks)
         if checkpoint_path is None:
             self._require_checkpoint()  # Fails before input_fn; the latest is read below.
@@ -416,6 +418,7 @@ class TPUEstimator(Exporting):
             ValueError: for an unknown key in `predict_keys`, or a
                 `checkpoint_path` that names no checkpoint.
         """
+        estimator_args.check_input_fn(input_fn)
         predict_keys, hooks = estimator_args.predict_args(predict_keys, hooks)
         self._seed()
         model = self._model(ModeKeys.PREDICT)

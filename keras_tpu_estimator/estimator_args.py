@@ -18,6 +18,7 @@ import numpy as np
 
 from keras_tpu_estimator import predictions as predictions_lib
 from keras_tpu_estimator import train_plan
+from keras_tpu_estimator.checkpoint import warm_starting
 from keras_tpu_estimator.hooks import _common as hook_checks
 
 
@@ -78,6 +79,44 @@ def check_step_count(name, value):
     if value <= 0:
         raise ValueError(f"Must specify {name} > 0, given: {value}")
     return int(value)
+
+
+def check_input_fn(input_fn):
+    """Returns `input_fn` if it is callable, as `train`/`evaluate`/`predict` call it.
+
+    Raises:
+        TypeError: otherwise (a number, a dataset, arrays), naming the value
+            and what an `input_fn` is.
+
+    Example:
+
+    ```python
+    check_input_fn(lambda params: dataset.batch(params["batch_size"]))   # the function
+    check_input_fn(5)   # TypeError: Argument `input_fn` must be a callable ...
+    ```
+    """
+    if callable(input_fn):
+        return input_fn
+    raise TypeError(
+        "Argument `input_fn` must be a callable: input_fn(params), which may also take "
+        "`mode` and `config` by name, returning a tf.data.Dataset, features, or "
+        "(features, labels) (to use a dataset, return it: input_fn=lambda params: "
+        f"dataset). Received: input_fn={input_fn!r:.200} of type {type(input_fn).__name__}"
+    )
+
+
+def check_warm_start_from(warm_start_from):
+    """Returns `TPUEstimator`'s `warm_start_from` if it is None, a path or `WarmStartSettings`.
+
+    Checked when the estimator is made, as TensorFlow did; the checkpoint
+    itself is read when training starts.
+
+    Raises:
+        ValueError: otherwise, naming `warm_start_from` and the value.
+    """
+    if warm_start_from is not None:
+        warm_starting.as_settings(warm_start_from, "warm_start_from")
+    return warm_start_from
 
 
 def train_args(hooks, steps, max_steps, saving_listeners):

@@ -69,6 +69,44 @@ def batch_rows(batch, position):
     return next(iter(sizes))
 
 
+def refuse_strings(batch):
+    """Refuses a batch `(features, labels)` holding strings: they cannot enter a step.
+
+    Called on the sample batch each mode is built from and on the batches
+    placed on the devices, both after the host transforms of the input
+    (`input_transforms`: feature columns replace the strings they consume
+    by ids), so only strings that would reach the compiled step are refused.
+
+    Args:
+        batch: `(features, labels)` of arrays or shape/dtype structs.
+
+    Raises:
+        TypeError: naming the first string feature (or `labels`), its shape
+            and dtype, and where strings are turned into numbers.
+
+    Example:
+
+    ```python
+    refuse_strings(({"x": np.array(["a", "b"])}, None))
+    # TypeError: features['x'] is a string tensor (shape (2,), dtype <U1): ...
+    ```
+    """
+    for name, leaf in leaves(batch):
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None or np.dtype(dtype).kind not in "OSU":
+            continue
+        raise TypeError(
+            f"{name} is a string tensor (shape {tuple(np.shape(leaf))}, dtype "
+            f"{np.dtype(dtype)}): model_fn runs in JAX, which has no strings. Strings "
+            "belong in input_fn: turn them into numbers there (parse them: "
+            "tf.io.parse_example, tf.strings.to_number; look them up: tf.lookup; hash "
+            "them: tf.strings.to_hash_bucket_fast), or drop the feature there. A "
+            "tf1.feature_column vocabulary, hash or crossed column does it for you if "
+            "it is created before train, evaluate or predict reads the input (in main "
+            "or params, not in model_fn)."
+        )
+
+
 def unequal_rows(position, named_rows):
     """The error for a batch whose leaves `[(name, rows)]` differ in rows."""
     said = ", ".join(f"{name} has {rows} examples" for name, rows in named_rows)

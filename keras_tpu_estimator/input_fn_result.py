@@ -10,6 +10,9 @@ placeholders) is called in a graph at once.
 """
 
 import logging
+import reprlib
+
+import jax
 
 from keras_tpu_estimator import graph_input
 from keras_tpu_estimator.model_fn import call_input_fn
@@ -46,7 +49,7 @@ def read(input_fn, params, mode, config):
         if not graph_input.runs_only_in_a_graph(error):
             raise
         return graph_input.GraphInput(call, seed)
-    result = check_input_fn_result(result)
+    result = refuse_batch_lists(check_input_fn_result(result))
     if not graph_input.holds_tensors(result):
         return result
     try:
@@ -60,3 +63,45 @@ def read(input_fn, params, mode, config):
         return graph
     graph.close()
     return result
+
+
+def refuse_batch_lists(result):
+    """Refuses an `input_fn` result that is a list (or tuple) of `(features, labels)` batches.
+
+    TensorFlow's `parse_input_fn_result` reads a pair as `(features,
+    labels)`: two batches `[(features, labels), (features, labels)]` would
+    make the first batch the features and the second the labels, and
+    `model_fn` fail on them (`features['x']` of a tuple). Features are an
+    array or a dict of arrays, never such a pair.
+
+    Args:
+        result: what `input_fn` returned (checked by `check_input_fn_result`).
+
+    Returns:
+        `result`.
+
+    Raises:
+        ValueError: for a pair of two `(dict, ...)` pairs of one structure,
+            naming input_fn and what it may return.
+
+    Example:
+
+    ```python
+    refuse_batch_lists([({"x": x1}, y1), ({"x": x2}, y2)])   # ValueError
+    ```
+    """
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return result
+    first, second = result
+    pairs = all(isinstance(item, (tuple, list)) and len(item) == 2 for item in result)
+    if not pairs or not isinstance(first[0], dict) or not isinstance(second[0], dict):
+        return result
+    if jax.tree.structure(first) != jax.tree.structure(second):
+        return result
+    raise ValueError(
+        f"input_fn returned a {type(result).__name__} of 2 (features, labels) batches: "
+        f"{reprlib.repr(result)}. input_fn should return one batch, (features, labels) as "
+        "a len 2 tuple (or features alone), or a tf.data.Dataset of batches: for several "
+        "batches, make a dataset of them (e.g. tf.data.Dataset.from_tensor_slices of "
+        "the examples, then .batch(params['batch_size']))."
+    )

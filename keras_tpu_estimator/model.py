@@ -12,6 +12,7 @@ model's parts, compile, building and export; `fit`/`evaluate`/`predict` are
 import keras
 
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import model_saving
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator.config import RunConfig
@@ -312,6 +313,7 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         or `jax.ShapeDtypeStruct`s of `(features, labels)`); building a mode
         twice does nothing.
         """
+        input_checks.refuse_strings(batch)
         if self._parts.build(mode, batch, self._compiled_optimizer):
             self._built_batches.append((mode, model_saving.batch_spec(batch)))
             self._eval_metrics = dict(self._parts.metrics)  # Tracked by Keras.

@@ -12,6 +12,8 @@ for prediction in examples(batch):               # {"y": ys[0]}, {"y": ys[1]}, .
 ```
 """
 
+import numpy as np
+
 
 def check_predict_keys(keys):
     """Returns `predict`'s `predict_keys` as None or a list of str.
@@ -93,6 +95,10 @@ def examples(predictions):
     Yields:
         For a dict, a dict of each example's values; otherwise each row.
 
+    Raises:
+        ValueError: if the predictions differ in batch length (see
+            `batch_length`), before any is yielded.
+
     Example:
 
     ```python
@@ -102,6 +108,53 @@ def examples(predictions):
     if not isinstance(predictions, dict):
         yield from (predictions[i] for i in range(len(predictions)))
         return
-    rows = len(next(iter(predictions.values())))
+    rows = batch_length(predictions)
     for i in range(rows):
         yield {k: v[i] for k, v in predictions.items()}
+
+
+def batch_length(predictions):
+    """The batch length of a dict of batched predictions: every value's first dimension.
+
+    Args:
+        predictions: a dict of arrays, as `predict` receives a batch's.
+
+    Returns:
+        The number of examples (an int).
+
+    Raises:
+        ValueError: if a value's first dimension differs from the others'
+            (TensorFlow's "Batch length of predictions should be same"),
+            naming the key: every prediction needs the batch dimension when
+            `predict` yields single examples. A value per batch (a scalar,
+            such as a mean) comes out as one value per step.
+
+    Example:
+
+    ```python
+    batch_length({"logits": np.zeros((16, 3)), "mean": np.zeros(4)})   # ValueError
+    ```
+    """
+    lengths = {key: (np.shape(value) or (None,))[0] for key, value in predictions.items()}
+    rows = max((n for n in lengths.values() if n is not None), default=None)
+    for key, length in lengths.items():
+        if length == rows:
+            continue
+        other = next(k for k, n in lengths.items() if n == rows)
+        has = "no batch dimension" if length is None else f"{length} row{'s' * (length != 1)}"
+        raise ValueError(
+            f"Batch length of predictions should be same. predictions[{key!r}] has {has} "
+            f"where predictions[{other!r}] has {rows}: every prediction needs the batch "
+            "dimension first (shape [batch_size, ...]), since predict yields one "
+            "prediction per example (yield_single_examples=True). A value per batch (a "
+            "scalar, such as a mean over the batch) has none (it comes out as one value "
+            "per step): compute it per example, or broadcast it to the batch "
+            "(keras.ops.broadcast_to(value, [batch_size]))."
+        )
+    if rows is None:
+        raise ValueError(
+            "Every prediction needs the batch dimension first (shape [batch_size, ...]) "
+            f"when predict yields single examples. Received shapes: "
+            f"{ {key: np.shape(value) for key, value in predictions.items()} }"
+        )
+    return rows

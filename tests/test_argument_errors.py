@@ -3,6 +3,7 @@ value and what is allowed: no input_fn call, no model_fn call, no step."""
 
 import re
 
+import keras
 import numpy as np
 import pytest
 
@@ -58,6 +59,25 @@ def test_tpu_switches_must_be_bools(tmp_path, name, value):
 @pytest.mark.parametrize("value", [False, np.bool_(False)])
 def test_tpu_switches_take_python_and_numpy_bools(tmp_path, value):
     make_estimator(tmp_path, use_tpu=value, eval_on_tpu=value)
+
+
+@pytest.mark.parametrize("value", [123, 1.5, ["ckpt"]])
+def test_warm_start_from_must_be_a_path_or_settings_naming_it(tmp_path, value):
+    with pytest.raises(ValueError, match=r"`warm_start_from` must be a checkpoint path.*"
+                       r"WarmStartSettings.*warm_start_from=" + re.escape(repr(value))):
+        make_estimator(tmp_path, warm_start_from=value)
+
+
+# -- train / evaluate / predict: input_fn ------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["train", "evaluate", "predict"])
+@pytest.mark.parametrize("value, shown", [(5, "5"), (None, "None"),
+                                          (np.zeros((16, 4)), "array")])
+def test_input_fn_must_be_callable_naming_it(estimator, method, value, shown):
+    with pytest.raises(TypeError, match=r"`input_fn` must be a callable: input_fn\(params\).*"
+                       r"mode.*config.*Received: input_fn=" + re.escape(shown)):
+        run(estimator, method, value)
 
 
 # -- train / evaluate: steps ----------------------------------------------------
@@ -126,6 +146,16 @@ def test_saving_listeners_must_be_checkpoint_saver_listeners(estimator, input_fn
     assert calls == []
 
 
+@pytest.mark.parametrize("spec", [kte.TPUEstimatorSpec, kte.EstimatorSpec])
+@pytest.mark.parametrize("field", ["training_hooks", "evaluation_hooks", "prediction_hooks"])
+@pytest.mark.parametrize("bad, shown", [(object(), "<object object"),
+                                        (kte.StopAtStepHook, "<class .*a class")])
+def test_each_spec_hook_must_be_a_hook_naming_its_place(spec, field, bad, shown):
+    with pytest.raises(TypeError, match=rf"`{field}\[1\]` must be a SessionRunHook.*"
+                       rf"Received: {field}\[1\]={shown}"):
+        spec(kte.ModeKeys.PREDICT, predictions={"x": np.zeros(3)}, **{field: [Hook(), bad]})
+
+
 # -- predict_keys ---------------------------------------------------------------
 
 
@@ -146,3 +176,35 @@ def test_prediction_keys_must_be_strings(spec, key):
     with pytest.raises(ValueError, match=r"`predictions` must be.*string keys.*key "
                        + re.escape(repr(key))):
         spec(kte.ModeKeys.PREDICT, predictions={"x": np.zeros(3), key: np.ones(3)})
+
+
+def test_predictions_without_the_batch_dimension_are_refused_naming_the_key(tmp_path):
+    def model_fn(features, labels, mode, params):
+        logits = kte.get_or_create_layer("dense", lambda: keras.layers.Dense(3))(features["x"])
+        return kte.TPUEstimatorSpec(mode, predictions={"logits": logits,
+                                                       "mean": keras.ops.mean(logits)})
+
+    estimator = kte.TPUEstimator(model_fn=model_fn, config=estimator_config(tmp_path, 5),
+                                 train_batch_size=16, predict_batch_size=16)
+    x, _ = linear_data(20)  # A full batch and a short one.
+    with pytest.raises(ValueError, match=r"Batch length of predictions should be same\. "
+                       r"predictions\['mean'\] has .* where predictions\['logits'\] has .*"
+                       r"batch dimension first"):
+        list(estimator.predict(input_fn_of(x)))
+
+
+# -- TPUStrategy: functions -------------------------------------------------------
+
+
+@pytest.mark.parametrize("method, argument, call", [
+    ("call_for_each_tower", "fn", lambda s: s.call_for_each_tower(5)),
+    ("run", "fn", lambda s: s.run(5, args=(1,))),
+    ("distribute_dataset", "dataset_fn", lambda s: s.distribute_dataset(5)),
+    ("run_steps_on_dataset", "fn", lambda s: s.run_steps_on_dataset(5, iter([]))),
+    ("merge_call", "merge_fn",
+     lambda s: s.call_for_each_tower(lambda: kte.get_tower_context().merge_call(5))),
+])
+def test_strategy_functions_must_be_callable_naming_them(method, argument, call):
+    with pytest.raises(TypeError, match=rf"`{argument}` of {method} must be callable.*"
+                       rf"Received: {method}\({argument}=5\) of type int"):
+        call(kte.TPUStrategy())

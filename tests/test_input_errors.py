@@ -9,6 +9,8 @@ size than the features. Each error names the argument or the batch, the
 value and what is allowed.
 """
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -84,6 +86,14 @@ def test_input_fn_returning_a_pair_of_arrays_trains(model):
     assert model.global_step == 4
 
 
+@pytest.mark.parametrize("container", [list, tuple])
+def test_input_fn_returning_two_batches_is_refused(model, container):
+    two = container([data(BATCH, seed=0), data(BATCH, seed=1)])
+    with pytest.raises(ValueError, match=rf"input_fn returned a {container.__name__} of 2 "
+                       r"\(features, labels\) batches.*one batch.*tf.data.Dataset of batches"):
+        model.fit(lambda params: two, verbose=0)
+
+
 def test_train_input_without_labels_names_the_missing_labels(model):
     with pytest.raises(ValueError, match=r"labels.*None.*input_fn.*\(features, labels\)"):
         model.fit(lambda params: data(4 * BATCH)[0], verbose=0)
@@ -112,6 +122,51 @@ def test_train_model_fn_error_unrelated_to_labels_is_left_as_it_is():
     with pytest.raises(ValueError, match="einsum subscripts") as raised:
         model.fit(lambda params: data(4 * BATCH)[0], verbose=0)
     assert "labels" not in str(raised.value)
+
+
+# -- Strings reaching model_fn. -----------------------------------------------
+
+
+def with_strings(where):
+    """Features {"x"} and labels of 4 batches, strings in `where` (a feature read or not)."""
+    features, labels = data(4 * BATCH)
+    words = np.array(["a", "b"])[np.arange(4 * BATCH) % 2]
+    if where == "labels":
+        return features, words
+    if where == "features['x']":
+        return {"x": np.repeat(words[:, None], DIM, axis=1)}, labels
+    return {**features, "name": words}, labels  # A feature model_fn never reads.
+
+
+@pytest.mark.parametrize("where", ["features['x']", "features['name']", "labels"])
+@pytest.mark.parametrize("form", ["dataset", "arrays"])
+def test_strings_reaching_model_fn_are_refused_naming_them(model, where, form):
+    features, labels = with_strings(where)
+    if form == "dataset":
+        returned = tf.data.Dataset.from_tensor_slices((features, labels)).batch(BATCH)
+    else:
+        returned = (features, labels)
+    with pytest.raises(TypeError, match=re.escape(where) + r" is a string tensor.*no strings"
+                       r".*Strings belong in input_fn.*feature_column"):
+        model.fit(lambda params: returned, verbose=0)
+
+
+def test_a_string_feature_is_refused_before_model_fn_reads_it(tmp_path):
+    """TPUEstimator builds model_fn before any batch is placed: the build names it."""
+    estimator = kte.TPUEstimator(model_fn=regression_fn, params={"lr": 0.05},
+                                 config=kte.RunConfig(model_dir=str(tmp_path)),
+                                 train_batch_size=BATCH)
+    features, labels = with_strings("features['x']")
+    with pytest.raises(TypeError, match=r"features\['x'\] is a string tensor"):
+        estimator.train(lambda params: tf.data.Dataset.from_tensor_slices(
+            (features, labels)).batch(params["batch_size"]), max_steps=1)
+
+
+def test_a_string_feature_refused_in_prediction_too(model):
+    features, _ = with_strings("features['name']")
+    with pytest.raises(TypeError, match=r"features\['name'\] is a string tensor"):
+        model.predict(lambda params: tf.data.Dataset.from_tensor_slices(features).batch(BATCH),
+                      verbose=0)
 
 
 # -- A short batch in the middle of a training input. -------------------------

@@ -200,14 +200,25 @@ def test_function_tensor_pairs_accept_varargs_functions():
     assert len(spec.host_call[1]) == 3
 
 
+class _Hook:
+    """A SessionRunHook by its methods (as TF1 code subclasses)."""
+
+    def begin(self):
+        pass
+
+
+H1, H2 = _Hook(), _Hook()
+T, E, P = _Hook(), _Hook(), _Hook()  # A training, evaluation and prediction hook.
+
+
 @pytest.mark.parametrize("field", HOOK_FIELDS)
 @pytest.mark.parametrize(
     "make_hooks, expected",
     [
         (lambda: [], ()),
-        (lambda: ["h1", "h2"], ("h1", "h2")),
-        (lambda: ("h1",), ("h1",)),
-        (lambda: (h for h in ["h1"]), ("h1",)),
+        (lambda: [H1, H2], (H1, H2)),
+        (lambda: (H1,), (H1,)),
+        (lambda: (h for h in [H1]), (H1,)),
     ],
     ids=["empty", "list", "tuple", "generator"],
 )
@@ -464,8 +475,8 @@ def test_as_tpu_spec_keeps_the_shared_fields():
     spec = as_tpu_spec(
         EstimatorSpec(
             ModeKeys.PREDICT, predictions={"y": LOGITS}, loss=LOSS, train_op="op",
-            export_outputs=outputs, training_hooks=["t"], evaluation_hooks=["e"],
-            prediction_hooks=["p"],
+            export_outputs=outputs, training_hooks=[T], evaluation_hooks=[E],
+            prediction_hooks=[P],
         )
     )  # fmt: skip
     assert isinstance(spec, TPUEstimatorSpec)
@@ -474,7 +485,7 @@ def test_as_tpu_spec_keeps_the_shared_fields():
     )  # fmt: skip
     assert spec.export_outputs == outputs
     assert (spec.training_hooks, spec.evaluation_hooks, spec.prediction_hooks) == (
-        ("t",), ("e",), ("p",),
+        (T,), (E,), (P,),
     )  # fmt: skip
     assert spec.eval_metrics is spec.scaffold_fn is spec.host_call is None
 
@@ -495,7 +506,7 @@ def test_as_tpu_spec_turns_scaffold_into_scaffold_fn():
 
 
 def test_as_tpu_spec_rejects_training_chief_hooks_like_tpu_estimator():
-    spec = EstimatorSpec(ModeKeys.TRAIN, loss=LOSS, training_chief_hooks=["hook"])
+    spec = EstimatorSpec(ModeKeys.TRAIN, loss=LOSS, training_chief_hooks=[H1])
     with pytest.raises(
         ValueError,
         match="training_chief_hooks returned by EstimatorSpec is not supported in TPUEstimator",
@@ -533,8 +544,8 @@ def test_as_estimator_spec_keeps_the_shared_fields():
     outputs = {"serving_default": PredictOutput(LOGITS)}
     spec = TPUEstimatorSpec(
         ModeKeys.PREDICT, predictions=LOGITS, loss=LOSS, train_op="op",
-        export_outputs=outputs, training_hooks=["t"], evaluation_hooks=["e"],
-        prediction_hooks=["p"],
+        export_outputs=outputs, training_hooks=[T], evaluation_hooks=[E],
+        prediction_hooks=[P],
     ).as_estimator_spec()  # fmt: skip
     assert isinstance(spec, EstimatorSpec)
     assert (spec.mode, spec.predictions, spec.loss, spec.train_op) == (
@@ -545,7 +556,7 @@ def test_as_estimator_spec_keeps_the_shared_fields():
     )
     assert spec.export_outputs == outputs
     assert (spec.training_hooks, spec.evaluation_hooks, spec.prediction_hooks) == (
-        ("t",), ("e",), ("p",),
+        (T,), (E,), (P,),
     )  # fmt: skip
     assert spec.eval_metric_ops == {} and spec.scaffold is None
 
@@ -553,11 +564,11 @@ def test_as_estimator_spec_keeps_the_shared_fields():
 def test_host_call_survives_a_round_trip_through_estimator_spec():
     host_call = (lambda loss: None, [LOSS])
     spec = TPUEstimatorSpec(
-        ModeKeys.TRAIN, loss=LOSS, host_call=host_call, training_hooks=["t"]
+        ModeKeys.TRAIN, loss=LOSS, host_call=host_call, training_hooks=[T]
     )
     estimator_spec = spec.as_estimator_spec()
     assert len(estimator_spec.training_hooks) == 2  # "t" and the host call, as in TF
     back = as_tpu_spec(estimator_spec)
     assert back.host_call == host_call
-    assert back.training_hooks == ("t",)
+    assert back.training_hooks == (T,)
     assert back.evaluation_hooks == back.prediction_hooks == ()

@@ -113,6 +113,39 @@ class WarmStartReport(
     """
 
 
+def as_settings(value, argument="settings"):
+    """`value` as a `WarmStartSettings`: a path means `WarmStartSettings(path)`.
+
+    Args:
+        value: a `WarmStartSettings`, or a checkpoint path (a str or
+            `os.PathLike`: a checkpoint prefix or a `model_dir`).
+        argument: the argument name used in error messages
+            (`TPUEstimator`'s is `warm_start_from`).
+
+    Returns:
+        A `WarmStartSettings`.
+
+    Raises:
+        ValueError: for anything else, naming `argument` and the value.
+
+    Example:
+
+    ```python
+    as_settings("tf1_run")   # WarmStartSettings("tf1_run", vars_to_warm_start=".*", ...)
+    as_settings(123, "warm_start_from")   # ValueError naming warm_start_from=123
+    ```
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return WarmStartSettings(os.fspath(value))
+    if isinstance(value, WarmStartSettings):
+        return value
+    raise ValueError(
+        f"Argument `{argument}` must be a checkpoint path (a str or os.PathLike: a "
+        "checkpoint prefix or a model_dir) or a WarmStartSettings. Received: "
+        f"{argument}={short_repr(value)} of type {type(value).__name__}"
+    )
+
+
 def warm_start(model, settings):
     """Initializes a model's variables from a checkpoint, as Estimator's `warm_start_from`.
 
@@ -146,13 +179,7 @@ def warm_start(model, settings):
     report.matched    # ["encoder/dense/kernel", ...]
     ```
     """
-    if isinstance(settings, (str, os.PathLike)):
-        settings = WarmStartSettings(os.fspath(settings))
-    elif not isinstance(settings, WarmStartSettings):
-        raise ValueError(
-            "Argument `settings` must be a WarmStartSettings or a checkpoint "
-            f"path. Received: settings={short_repr(settings)}"
-        )
+    settings = as_settings(settings)
     reader = checkpoint_reader(settings.ckpt_to_initialize_from)
     # A TF1 train_op's `global_step` is a store variable; it is never warm-started.
     variables = {

@@ -31,6 +31,7 @@ import jax
 from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator import grouped_input
+from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator.engine import ahead
 from keras_tpu_estimator.engine import placement
@@ -170,6 +171,7 @@ class Feed:
             or source.nbytes > self.max_resident_bytes
         ):
             return None
+        input_checks.refuse_strings(source.data)  # Named here, not by device_put.
         return placement.put_replicated(source.data, self.distribution)
 
     def gather(self, data, rows):
@@ -214,6 +216,7 @@ class Feed:
             data = chunk.data
             if mode == ModeKeys.PREDICT and isinstance(data, tuple):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.
+            input_checks.refuse_strings(data)  # Named here, not by device_put.
             global_size = chunk.size * jax.process_count()
             divisible = chunk.stacked or global_size % self.num_replicas == 0
             # Resident training data arrives as example indices: not partitioned.

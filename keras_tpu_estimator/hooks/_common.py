@@ -78,6 +78,35 @@ def is_session_run_hook(value):
     )
 
 
+def check_hook(hook, name):
+    """Returns `hook` if it is one hook; `name` says where it was given (`"training_hooks[0]"`).
+
+    A hook is a `SessionRunHook` (any object with its methods `begin`,
+    `before_run`, `after_run` or `end`) or a `keras.callbacks.Callback`
+    instance.
+
+    Raises:
+        TypeError: otherwise (a class, a string, any other object), naming
+            `name` and the value.
+
+    Example:
+
+    ```python
+    check_hook(object(), "training_hooks[0]")   # TypeError naming training_hooks[0]
+    ```
+    """
+    if isinstance(hook, type) or not (
+        isinstance(hook, keras.callbacks.Callback) or is_session_run_hook(hook)
+    ):
+        instance = " (a class: pass an instance of it)" if isinstance(hook, type) else ""
+        raise TypeError(
+            f"`{name}` must be a SessionRunHook (an object with begin, before_run, "
+            f"after_run or end) or a keras.callbacks.Callback. Received: "
+            f"{name}={describe(hook)}{instance}"
+        )
+    return hook
+
+
 def check_hooks(hooks):
     """Returns `hooks` as a list, if it is None or a list of hooks.
 

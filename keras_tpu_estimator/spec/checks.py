@@ -178,7 +178,10 @@ def check_hooks(hooks, name):
     Raises:
         ValueError: if `hooks` is not an iterable of hooks (a string, bytes or
             a dict is not).
+        TypeError: if an element is not a hook (naming it: `training_hooks[0]`).
     """
+    from keras_tpu_estimator.hooks import _common as hook_checks  # hooks import spec.
+
     if hooks is None:
         return ()
     if isinstance(hooks, (str, bytes, dict)) or not isinstance(
@@ -188,7 +191,10 @@ def check_hooks(hooks, name):
             f"Argument `{name}` must be None or an iterable of hooks. "
             f"Received: {name}={describe(hooks)}"
         )
-    return tuple(hooks)
+    hooks = tuple(hooks)
+    for index, hook in enumerate(hooks):
+        hook_checks.check_hook(hook, f"{name}[{index}]")
+    return hooks
 
 
 def check_callable(value, name):

@@ -45,6 +45,9 @@ class _HostCallHook:
     def __repr__(self):
         return f"_HostCallHook({self.host_call!r})"
 
+    def begin(self):
+        """Nothing: a hook in form only (as TensorFlow's host call hook is one), for the checks."""
+
 
 _TPU_SPEC_FIELDS = (
     "mode",

@@ -131,6 +131,24 @@ class PerReplica:
         )
 
 
+def check_callable(method, argument, value, what):
+    """Returns `value` if callable; else a TypeError naming `method(argument=value)` and `what`.
+
+    Example:
+
+    ```python
+    check_callable("call_for_each_tower", "fn", 5, "fn(*args, **kwargs) runs once per tower")
+    # TypeError: Argument `fn` of call_for_each_tower must be callable ...
+    ```
+    """
+    if callable(value):
+        return value
+    raise TypeError(
+        f"Argument `{argument}` of {method} must be callable: {what}. Received: "
+        f"{method}({argument}={value!r:.200}) of type {type(value).__name__}"
+    )
+
+
 def is_per_replica(value):
     """Whether `value` is a `PerReplica` (a leaf test for `jax.tree` functions).
 
@@ -264,6 +282,8 @@ class TowerContext:
         Returns:
             `merge_fn`'s result.
         """
+        check_callable("merge_call", "merge_fn", merge_fn,
+                       "merge_fn(strategy, *args, **kwargs) runs on all towers' values")
         gathered = jax.tree.map(
             lambda a: PerReplica(jax.lax.all_gather(a, TOWER_AXIS), True, self.num_towers),
             (args, kwargs),

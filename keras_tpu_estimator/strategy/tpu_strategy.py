@@ -32,6 +32,7 @@ from keras_tpu_estimator.strategy.towers import PerReplica
 from keras_tpu_estimator.strategy.towers import TowerContext
 from keras_tpu_estimator.strategy.towers import VariableAggregation
 from keras_tpu_estimator.strategy.towers import aggregation_name
+from keras_tpu_estimator.strategy.towers import check_callable
 from keras_tpu_estimator.strategy.towers import get_tower_context
 from keras_tpu_estimator.strategy.towers import is_per_replica
 from keras_tpu_estimator.strategy.towers import tower_context_scope
@@ -224,6 +225,7 @@ class TPUStrategy:
         `merge_call`. The result has `fn`'s structure with a `PerReplica`
         for every array.
         """
+        check_callable("call_for_each_tower", "fn", fn, "fn(*args, **kwargs) runs once per tower")
         kwargs.pop("run_concurrently", None)  # TF's eager-only option.
         leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=is_per_replica)
         arrays = [i for i, x in enumerate(leaves) if is_per_replica(x) or _is_array(x)]
@@ -253,6 +255,7 @@ class TPUStrategy:
 
     def run(self, fn, args=(), kwargs=None):
         """`call_for_each_tower(fn, *args, **kwargs)`, with TF2's signature."""
+        check_callable("run", "fn", fn, "fn(*args, **kwargs) runs once per tower")
         return self.call_for_each_tower(fn, *args, **(kwargs or {}))
 
     # ------------------------------------------------------------------
@@ -369,6 +372,7 @@ class TPUStrategy:
             `make_one_shot_iterator().get_next()`) gives batches whose arrays
             are `PerReplica` values.
         """
+        check_callable("distribute_dataset", "dataset_fn", dataset_fn, "it returns the dataset")
         return DistributedDataset(self, dataset_fn())
 
     def run_steps_on_dataset(self, fn, iterator, iterations=1, initial_loop_values=None):
@@ -395,6 +399,7 @@ class TPUStrategy:
                 ends before `iterations` batches.
         """
         del initial_loop_values
+        check_callable("run_steps_on_dataset", "fn", fn, "fn(context, *inputs) runs each step")
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or (
             iterations < 1
         ):
