@@ -267,13 +267,18 @@ def test_converter_reports_sequence_columns():
     assert "sequence feature columns are not supported" in error.message
 
 
-def test_a_sparse_feature_a_column_reads_is_refused_with_the_fix():
-    column = fc.categorical_column_with_identity("ids", 10)
-    ids = tf.sparse.SparseTensor([[0, 0], [1, 0], [1, 1]], [1, 2, 3], [2, 2])
-    sparse = tf.data.Dataset.from_tensors({"ids": ids})  # What a VarLenFeature parses to.
-    with pytest.raises(ValueError, match=r"features\['ids'\] is a SparseTensorSpec.*FixedLen"):
-        inputs.as_source(sparse)
-    del column
+def test_sparse_features_a_column_reads_are_made_dense_with_tf1_ignore_values():
+    columns = [fc.categorical_column_with_identity("ids", 10),
+               fc.categorical_column_with_hash_bucket("words", 7)]
+    # What VarLenFeatures parse to: rows of 1 and 2 values.
+    ids = tf.sparse.SparseTensor([[0, 0], [1, 0], [1, 1]], tf.constant([1, 2, 3], tf.int64), [2, 2])
+    words = tf.sparse.SparseTensor([[0, 0], [1, 0], [1, 1]], ["a", "b", "c"], [2, 2])
+    source = inputs.as_source(tf.data.Dataset.from_tensors({"ids": ids, "words": words}))
+    features = {k: v.numpy() for k, v in next(iter(source.batches)).items()}
+    assert sorted(features) == ["ids", columns[1].ids_key]
+    assert features["ids"].tolist() == [[1, -1], [2, 3]]
+    hashed = tf.strings.to_hash_bucket_fast([["a", "a"], ["b", "c"]], 7).numpy()
+    assert features[columns[1].ids_key].tolist() == [[hashed[0][0], -1], list(hashed[1])]
 
 
 @pytest.mark.parametrize("column", [

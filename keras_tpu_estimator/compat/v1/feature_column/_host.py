@@ -11,9 +11,11 @@ arrays are transformed once. For each host column created so far whose raw
 features the input holds (with the dtype the column reads), the ids are
 added as an int32 feature `column.ids_key` (`[batch, width]`, -1 where a
 value is absent); string features a column consumed are then dropped,
-since nothing in `model_fn` can read them. A sparse or ragged feature that
-a column reads is refused: its width changes from batch to batch, and the
-compiled steps need one static shape.
+since nothing in `model_fn` can read them. A sparse or ragged feature
+(`VarLenFeature`) that a column reads is made dense, absent values as TF1's
+ignore values (-1, '', 0.0): each batch is as wide as its widest row, and
+the batches must all be as wide (a single value per example, or a padded
+list), since the compiled steps need one shape.
 
 The rule for programs: create the feature columns before `train`,
 `evaluate` or `predict` reads the input (in `main`, at module level, or in
@@ -167,28 +169,40 @@ def _columns_for(specs):
     return [found[k] for k in sorted(found)]
 
 
-def _check_dense(tf, specs):
-    """Refuses sparse or ragged features that a column alive reads."""
+def _sparse_keys(tf, specs):
+    """The sparse or ragged features that a column alive reads."""
     read = {k for c in list(_columns.ALL_COLUMNS) for k in c.keys}
-    for key in sorted(read & set(specs)):
-        if not isinstance(specs[key], tf.TensorSpec):
-            raise ValueError(
-                f"features[{key!r}] is a {type(specs[key]).__name__}, which a feature column "
-                "reads: the compiled steps need every batch of one static shape, and a "
-                "sparse (VarLenFeature) or ragged feature has a width that changes from "
-                "batch to batch. Parse it with tf.io.FixedLenFeature([width], "
-                "default_value=-1 (ints) or '' (strings)), or pad it in input_fn "
-                "(tf.sparse.to_dense, then to a fixed width): -1 and '' are absent values."
-            )
+    return sorted(k for k in read & set(specs) if not isinstance(specs[k], tf.TensorSpec))
 
 
-def _mapper(columns, string_keys):
+def _to_dense(tf, x):
+    """A sparse or ragged batch made dense, absent values as TF1's ignore values."""
+    if x.dtype == tf.string:
+        default = ""
+    else:
+        default = tf.cast(-1 if x.dtype.is_integer else 0, x.dtype)
+    if isinstance(x, tf.RaggedTensor):
+        return x.to_tensor(default)
+    return tf.sparse.to_dense(x, default_value=default)
+
+
+def _mapper(columns, string_keys, sparse_keys=()):
+    """The transform of a batch of features: ids added, strings dropped, sparse densified.
+
+    The ids come from the features as fed (TF1 crossed a sparse raw feature's
+    values only); what stays of the sparse features is made dense.
+    """
+    tf = _tf()
+
     def transform(features):
         out = dict(features)
         for column in columns:
             out[column.ids_key] = host_ids(column, features)
         for key in string_keys:
             out.pop(key, None)
+        for key in sparse_keys:
+            if key in out:
+                out[key] = _to_dense(tf, out[key])
         return out
 
     return transform
@@ -210,13 +224,12 @@ def transform_input(x):
     tf = _tf()
     if isinstance(x, tf.data.Dataset):
         specs = _features_spec(x.element_spec)
-        if specs:
-            _check_dense(tf, specs)
         columns = _columns_for(specs) if specs else []
-        if not columns:
+        sparse = _sparse_keys(tf, specs) if specs else []
+        if not columns and not sparse:
             return x
         consumed = {k for c in columns for k in c.keys if specs[k].dtype == tf.string}
-        transform = _mapper(columns, consumed)
+        transform = _mapper(columns, consumed, sparse)
 
         def mapped(*element):
             if len(element) == 2 and isinstance(element[0], dict):
