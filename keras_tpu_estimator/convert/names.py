@@ -340,6 +340,16 @@ _CONTRIB_INTERNAL_MODULES = (
     ("tf.contrib.training.python.training.evaluation", "tf.contrib.training"),
     ("tf.contrib.training.python.training.hparam", "tf.contrib.training"),
     ("tf.contrib.training.python.training", "tf.contrib.training"),
+    # tf_slim's layout (`from tf_slim.layers import layers as layers_lib`).
+    ("tf.contrib.slim.layers.layers", "tf.contrib.layers"),
+    ("tf.contrib.slim.layers.initializers", "tf.contrib.layers"),
+    ("tf.contrib.slim.layers.regularizers", "tf.contrib.layers"),
+    ("tf.contrib.slim.layers.utils", "tf.contrib.layers"),
+    ("tf.contrib.slim.layers", "tf.contrib.layers"),
+    ("tf.contrib.slim.ops.arg_scope.", "tf.contrib.framework."),
+    ("tf.contrib.slim.ops.variables.", "tf.contrib.framework."),
+    ("tf.contrib.slim.ops", "tf.contrib.framework"),
+    ("tf.contrib.slim.data.tfexample_decoder", "tf.contrib.slim.tfexample_decoder"),
     ("tf.contrib.slim.python.slim.nets.inception_v3", "tf.contrib.slim.nets.inception"),
     ("tf.contrib.slim.python.slim.nets", "tf.contrib.slim.nets"),
     ("tf.contrib.slim.python.slim.data", "tf.contrib.slim"),
@@ -350,20 +360,26 @@ _CONTRIB_INTERNAL_MODULES = (
     ("tf.contrib.rnn.python.ops.rnn_cell", "tf.contrib.rnn"),
     ("tf.contrib.image.python.ops.image_ops", "tf.contrib.image"),
 )
+_INTERNAL_OPS_MODULES += (("tf.python.framework.ops", "tf"),)
 # TF1 Keras backend functions that Keras 3 dropped (`set_learning_phase`): a
 # name compat.v1's `keras_backend` has is that name.
 _INTERNAL_OPS_MODULES += (("tf.keras.backend", "tf.keras_backend"),)
 
 
 def is_tensorflow(module):
-    """Whether an imported module name is TensorFlow (or its estimator package)."""
-    return is_under(module, "tensorflow") or is_under(module, "tensorflow_estimator")
+    """Whether an imported module name is TensorFlow (or its estimator package, or
+    `tf_slim`, the PyPI home of `tf.contrib.slim`)."""
+    return any(is_under(module, package)
+               for package in ("tensorflow", "tensorflow_estimator", "tf_slim"))
 
 
 def canonical(module):
-    """The name of an imported TensorFlow module, spelled `tf.*`."""
+    """The name of an imported TensorFlow module, spelled `tf.*` (`tf_slim` is
+    `tf.contrib.slim`)."""
     if is_under(module, "tensorflow"):
         return "tf" + module[len("tensorflow"):]
+    if is_under(module, "tf_slim"):
+        return "tf.contrib.slim" + module[len("tf_slim"):]
     return module
 
 

@@ -26,6 +26,7 @@ import types as _types
 
 from keras_tpu_estimator.compat.v1.contrib import _slim_dataset as dataset  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import _tfexample_decoder as tfexample_decoder  # noqa: F401
+from keras_tpu_estimator.compat.v1.contrib import slim_nets as nets  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import framework as _framework
 from keras_tpu_estimator.compat.v1.contrib import layers as _layers
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope  # noqa: F401
