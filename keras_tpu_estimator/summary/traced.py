@@ -5,10 +5,11 @@ TF1's estimator wrote the summaries `model_fn` made (`tf.summary.scalar`,
 its `SummarySaverHook`. Here `model_fn` is traced into the compiled training
 step, where nothing can be written. A summary made there becomes, in the
 step, a `jax.lax.cond` on the step number whose taken branch hands the
-summary's values to the host (`jax.debug.callback`), where they are encoded
-(`summary.protos`) and written into the event file. So the values leave the
-device only at the steps written, also inside an on-device loop; images and
-audio are cut to their `max_outputs` first, on the device.
+summary's values to the host (`jax.debug.callback`); a writing thread
+encodes them (`summary.protos`) and writes them into the event file. So the
+values leave the device only at the steps written, also inside an on-device
+loop; images and audio are cut to their `max_outputs` first, on the device.
+`SummaryCallback` waits for the writes after each loop.
 
 Where and how often: `SummaryCallback`, while training runs, publishes its
 directory and period for the thread that trains (`summary_steps`); the step
@@ -25,6 +26,7 @@ tf1.summary.image("inputs", features["image"], max_outputs=2)
 """
 
 import contextlib
+import queue
 import threading
 
 import jax
@@ -81,15 +83,42 @@ def _replicated(value):
 
 
 _errors_lock = threading.Lock()
-_errors = []  # What writing raised, in the callbacks: raised on the host by `raise_pending`.
+_errors = []  # What writing raised: raised on the host by `raise_pending`.
+_queue = queue.Queue()  # (logdir, build, step, arrays) handed over by the steps.
+_worker_lock = threading.Lock()
+_worker = []  # The writing thread, once started.
+
+
+def _hand_over(logdir, build, step, arrays):
+    """The device callback: queues the summary for the writing thread, and returns.
+
+    It must not wait for anything. The arrays it gets live on the host's
+    CPU device; reading them can wait for that device's threads, which, on
+    a CPU-only machine, are the very threads running the step (the others
+    waiting for this one): reading them here could stop the step forever.
+    """
+    with _worker_lock:
+        if not _worker:
+            thread = threading.Thread(target=_work, name="kte-summary-writer", daemon=True)
+            thread.start()
+            _worker.append(thread)
+    _queue.put((logdir, build, step, arrays))
+
+
+def _work():
+    while True:
+        item = _queue.get()
+        try:
+            _write(*item)
+        finally:
+            _queue.task_done()
 
 
 def _write(logdir, build, step, arrays):
-    """The host side: encodes the summary and writes it at `step` into `logdir`.
+    """The writing thread: encodes the summary and writes it at `step` into `logdir`.
 
-    An error (a histogram of a NaN) must not leave the callback: the other
-    devices of the step would wait for this one forever. It is kept, and
-    `raise_pending` raises it on the host once the loop has run.
+    An error (a histogram of a NaN) is kept: `raise_pending` raises it on
+    the training thread once the loop has run.
     """
     try:
         values = build(*[np.asarray(a) for a in arrays])
@@ -104,12 +133,18 @@ def _write(logdir, build, step, arrays):
             _errors.append(error)
 
 
+def wait():
+    """Blocks until every summary the steps handed over so far is written."""
+    _queue.join()
+
+
 def raise_pending():
-    """Raises the first error writing a `model_fn` summary raised since the last call.
+    """Waits for the summaries handed over, then raises the first error writing one raised.
 
     `SummaryCallback` calls it after each loop: training stops there, as
     TF1's did at the step whose summary failed.
     """
+    wait()
     with _errors_lock:
         errors, _errors[:] = list(_errors), []
     if errors:
@@ -132,7 +167,7 @@ def emit(logdir, build, operands, step, when=None):
     step = jnp.asarray(step)
 
     def call():
-        jax.debug.callback(lambda s, *a: _write(logdir, build, s, a), step, *operands)
+        jax.debug.callback(lambda s, *a: _hand_over(logdir, build, s, a), step, *operands)
 
     if when is None:
         call()
