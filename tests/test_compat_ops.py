@@ -280,11 +280,10 @@ def test_unknown_dtype_is_named():
     "call, alternative",
     [
         (lambda: tf1.feature_column.sequence_numeric_column("x"), "padded_batch"),
-        (lambda: tf1.py_func(np.sum, [X], tf1.float32), "jax.pure_callback"),
         (lambda: tf1.where(X > 0), "where(condition, x, y)"),
         (lambda: tf1.boolean_mask(X, X > 0), "Multiply by the mask"),
     ],
-    ids=["sequence_feature_column", "py_func", "where", "boolean_mask"],
+    ids=["sequence_feature_column", "where", "boolean_mask"],
 )
 def test_unsupported_feature_fails_naming_the_alternative(call, alternative):
     with pytest.raises(NotImplementedError, match=re.escape(alternative)):

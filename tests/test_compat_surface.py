@@ -77,6 +77,8 @@ def _is_tensor(x):
     return x
 
 
+KERNEL_1D = np.linspace(-1, 1, 40).astype("float32").reshape(2, 5, 4)
+
 CASES = [
     # ops: reductions, casts, construction.
     ("reduce_sum", lambda f: tf1.reduce_sum(f["x"], axis=[1, 2])),
@@ -317,6 +319,11 @@ CASES = [
     ("nn.embedding_lookup", lambda f: tf1.nn.embedding_lookup(tf1.constant(TABLE_10x5), f["ids"])),
     ("nn.bias_add", lambda f: tf1.nn.bias_add(f["x"], tf1.ones([5]))),
     ("nn.moments", lambda f: tf1.nn.moments(f["x"], axes=[0, 1])),
+    ("nn.convolution", lambda f: tf1.nn.convolution(f["x"], KERNEL_1D, "SAME", strides=[2])),
+    ("nn.sufficient_statistics",
+     lambda f: tf1.nn.sufficient_statistics(f["x"], [0, 1])[:3]),
+    ("nn.normalize_moments", lambda f: tf1.nn.normalize_moments(
+        *tf1.nn.sufficient_statistics(f["x"], [0, 2], shift=0.5))),
     ("nn.batch_normalization", lambda f: tf1.nn.batch_normalization(
         f["m"], 0.1, 2.0, tf1.zeros([5]), tf1.ones([5]), 1e-3)),
     ("nn.fused_batch_norm", lambda f: tf1.nn.fused_batch_norm(

@@ -156,13 +156,14 @@ def test_names_imported_from_tensorflow_modules_are_resolved():
 def test_a_contrib_import_still_in_use_is_reported_and_stubbed():
     # The import becomes a placeholder that raises where it is used: the
     # module imports on TensorFlow 2; the use stays, reported.
-    source = "from tensorflow.contrib import slim\n\nnet = slim.conv2d(x, 8, 3)\n"
+    source = "from tensorflow.contrib import gan\n\nnet = gan.features.tensor_pool(x)\n"
     result = convert.convert_source(source, filename="prog.py")
     assert result.source == (
         "import keras_tpu_estimator.compat.v1 as tf1\n"
-        "slim = tf1.unsupported.Unsupported('contrib.slim', "
+        "gan = tf1.unsupported.Unsupported('contrib.gan', "
         "'TensorFlow 2 has no tf.contrib, and the converter knows no equivalent: rewrite "
-        "this call (the conversion report names each use)')\n\nnet = slim.conv2d(x, 8, 3)\n"
+        "this call (the conversion report names each use)')\n\n"
+        "net = gan.features.tensor_pool(x)\n"
     )
     assert [(c.line, c.level) for c in result.errors] == [(1, "ERROR"), (3, "ERROR")]
     assert "fails on TensorFlow 2 (no tf.contrib)" in result.errors[0].message
@@ -196,7 +197,7 @@ def test_converting_the_output_again_changes_nothing():
     def model_fn(features, labels, mode, params):
         tf.logging.info("building")
         y = tf.layers.dense(features, 2)
-        tf.py_func(print, [y], [])
+        tf.Session()
         return tf.contrib.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(y))
     """
     once = converted(source)
@@ -238,12 +239,12 @@ def test_tensorflow_ops_left_in_model_fn_are_warned_about():
 
 
 def test_report_lists_every_change_with_file_line_and_column():
-    source = HEADER + "\ndef model_fn(features, labels, mode, params):\n    x = tf.layers.dense(features, 1)\n    return tf.py_func(f, [x], tf.float32)\n"
+    source = HEADER + "\ndef model_fn(features, labels, mode, params):\n    x = tf.layers.dense(features, 1)\n    return tf.tpu.rewrite(f, [x], tf.float32)\n"
     result = convert.convert_source(source, filename="prog.py")
     report = convert.format_report(result, "prog.py", "out.py")
     assert "prog.py:4:9: INFO: Renamed 'tf.layers.dense' to 'tf1.layers.dense'" in report
-    assert "prog.py:5:12: ERROR: 'tf.py_func' cannot be converted" in report
-    assert "prog.py:5:31: INFO: Renamed 'tf.float32' to 'tf1.float32'" in report
+    assert "prog.py:5:12: ERROR: 'tf.tpu.rewrite' cannot be converted" in report
+    assert "prog.py:5:35: INFO: Renamed 'tf.float32' to 'tf1.float32'" in report
     assert "3 changes, 0 warnings, 1 errors" in report
 
 

@@ -71,3 +71,19 @@ def test_contrib_data_becomes_tf_data_experimental_in_every_import_form(imports,
     assert ".data.experimental.map_and_batch(f, 8)" in result.source
     namespace = {}
     exec(compile(result.source.replace("ds.apply", "str"), "converted.py", "exec"), namespace)
+
+
+def test_contrib_image_in_an_input_pipeline_becomes_compat_v1s():
+    # EfficientNet's AutoAugment rotates and translates inside Dataset.map.
+    source = ("import tensorflow.compat.v1 as tf\nfrom tensorflow.contrib import image as ci\n\n"
+              "def rotate(image, degrees):\n    return ci.rotate(image, degrees)\n\n"
+              "def input_fn(params):\n"
+              "    return tf.data.Dataset.range(3).map(lambda x: rotate(x, 30.0))\n")
+    result = convert.convert_source(source)
+    assert not result.errors
+    assert "tf1.contrib.image.rotate(image, degrees)" in result.source
+
+
+def test_tpu_ops_of_tensorflow_python_fold_onto_tf1_tpu():
+    assert names.normalize("tensorflow.python.tpu.ops.tpu_ops.cross_replica_sum") == (
+        "tf.tpu.cross_replica_sum")

@@ -235,18 +235,18 @@ def test_converted_tf1_input_code_runs_on_tensorflow_2():
 def test_a_contrib_import_still_used_imports_and_raises_where_used():
     source = textwrap.dedent("""\
         import tensorflow.compat.v1 as tf
-        from tensorflow.contrib import image as contrib_image
+        from tensorflow.contrib import gan as contrib_gan
 
 
         def model_fn(features, labels, mode, params):
-            return contrib_image.rotate(features, 0.5)
+            return contrib_gan.features.tensor_pool(features)
     """)
     result = convert.convert_source(source)
     assert [(c.line, c.level) for c in result.errors] == [(2, "ERROR"), (6, "ERROR")]
     assert "raises NotImplementedError where it is used" in result.errors[0].message
     namespace = {}
     exec(compile(result.source, "converted.py", "exec"), namespace)  # imports
-    with pytest.raises(NotImplementedError, match="tf.contrib.image.rotate"):
+    with pytest.raises(NotImplementedError, match="tf.contrib.gan.features"):
         namespace["model_fn"](None, None, "train", {})
 
 

@@ -89,6 +89,9 @@ MODULE_MOVES = {
     "tf.contrib.training": "tf1.contrib.training",
     # tf.data's contrib functions (map_and_batch, parallel_interleave) moved.
     "tf.contrib.data": "tf.data.experimental",
+    # contrib.image's transforms take TensorFlow tensors too (AutoAugment's
+    # input pipeline) and run TensorFlow's own kernel on them.
+    "tf.contrib.image": "tf1.contrib.image",
     # slim's example decoding runs on TensorFlow ops in input_fn.
     "tf.contrib.slim.tfexample_decoder": "tf1.contrib.slim.tfexample_decoder",
     "tf.contrib.slim.dataset": "tf1.contrib.slim.dataset",
@@ -355,6 +358,7 @@ _CONTRIB_INTERNAL_MODULES = (
     ("tf.contrib.slim.python.slim.data", "tf.contrib.slim"),
     ("tf.contrib.slim.python.slim", "tf.contrib.slim"),
     ("tf.contrib.tpu.python.ops.tpu_ops", "tf.tpu"),
+    ("tf.python.tpu.ops.tpu_ops", "tf.tpu"),
     ("tf.contrib.tpu.tpu", "tf.contrib.tpu"),  # AmoebaNet's contrib_tpu.tpu.TPUEstimatorSpec
     ("tf.contrib.tpu.python.tpu.bfloat16", "tf.tpu"),
     ("tf.contrib.rnn.python.ops.rnn_cell", "tf.contrib.rnn"),
