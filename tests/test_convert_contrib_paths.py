@@ -87,3 +87,11 @@ def test_contrib_image_in_an_input_pipeline_becomes_compat_v1s():
 def test_tpu_ops_of_tensorflow_python_fold_onto_tf1_tpu():
     assert names.normalize("tensorflow.python.tpu.ops.tpu_ops.cross_replica_sum") == (
         "tf.tpu.cross_replica_sum")
+
+
+def test_a_contrib_import_nothing_reads_is_removed():
+    # DenseNet imports tf.contrib.data and never uses it: TensorFlow 2 cannot import it.
+    source = "import tensorflow as tf\nfrom tensorflow.contrib import data as contrib_data\n\nx = 1\n"
+    result = convert.convert_source(source)
+    assert not result.errors
+    assert "contrib" not in result.source

@@ -77,15 +77,16 @@ class ImportEdits:
                 if self.scopes.lookup(local, scope) is not None
                 and self._is_tensorflow_alias(statement, a)
             ]
+            # A tf.contrib import nothing reads goes too: TensorFlow 2 cannot import it.
             unused = [
                 (a, local) for a, local in tf_locals
-                if not self.used[(id(scope), local)] and self.rewritten[(id(scope), local)]
+                if not self.used[(id(scope), local)] and (
+                    self.rewritten[(id(scope), local)] or self._is_contrib(statement, a))
             ]
             text = self.segment(statement)
             unused_aliases = [u[0] for u in unused]
-            contrib = [(a, local) for a, local in tf_locals if a not in unused_aliases and (
-                names_lib.is_under(a.name, "tensorflow.contrib") or names_lib.is_under(
-                    getattr(statement, "module", None) or "", "tensorflow.contrib"))]
+            contrib = [(a, local) for a, local in tf_locals
+                       if a not in unused_aliases and self._is_contrib(statement, a)]
             # A binding of the contrib module itself (not of `tensorflow`) is
             # replaced by a placeholder, so the module imports on TensorFlow 2.
             stubs = [(a, local) for a, local in contrib
@@ -124,6 +125,11 @@ class ImportEdits:
             if unused:
                 self.report(statement, "INFO", f"Removed {[u[1] for u in unused]} from "
                             f"'{text}': nothing uses them after conversion")
+
+    @staticmethod
+    def _is_contrib(statement, alias):
+        return names_lib.is_under(alias.name, "tensorflow.contrib") or names_lib.is_under(
+            getattr(statement, "module", None) or "", "tensorflow.contrib")
 
     def tensorflow_v1(self, node):
         """Text naming `tf.compat.v1` where `node` is.
