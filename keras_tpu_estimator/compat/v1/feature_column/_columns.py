@@ -113,21 +113,8 @@ class CategoricalColumn(FeatureColumn):
         )
 
 
-_HOST_WORK = (
-    "vocabulary lookups, hashing and crosses of raw values (strings) run on the "
-    "host, in tf.data, for every column created before the input is read."
-)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class NumericColumn(FeatureColumn):
-    """`tf.feature_column.numeric_column`: a float feature of a fixed shape."""
-
-    key: str
-    shape: tuple = (1,)
-    default_value: object = None
-    dtype: str = "float32"
-    normalizer_fn: object = None
+class _OneFeature:
+    """A column of one raw feature, named after it (put before the column's base)."""
 
     @property
     def name(self):
@@ -136,6 +123,23 @@ class NumericColumn(FeatureColumn):
     @property
     def keys(self):
         return (self.key,)
+
+
+_HOST_WORK = (
+    "vocabulary lookups, hashing and crosses of raw values (strings) run on the "
+    "host, in tf.data, for every column created before the input is read."
+)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NumericColumn(_OneFeature, FeatureColumn):
+    """`tf.feature_column.numeric_column`: a float feature of a fixed shape."""
+
+    key: str
+    shape: tuple = (1,)
+    default_value: object = None
+    dtype: str = "float32"
+    normalizer_fn: object = None
 
     @property
     def dimension(self):
@@ -157,7 +161,7 @@ class NumericColumn(FeatureColumn):
     def dense(self, features, state):
         return rows(self.values(features))
 
-    var_scope_name = name
+    var_scope_name = _OneFeature.name
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -211,20 +215,12 @@ class BucketizedColumn(CategoricalColumn):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class IdentityCategoricalColumn(CategoricalColumn):
+class IdentityCategoricalColumn(_OneFeature, CategoricalColumn):
     """`categorical_column_with_identity`: int features that are ids already."""
 
     key: str
     number_buckets: int
     default_value: object = None
-
-    @property
-    def name(self):
-        return self.key
-
-    @property
-    def keys(self):
-        return (self.key,)
 
     @property
     def num_buckets(self):
@@ -253,7 +249,7 @@ class IdentityCategoricalColumn(CategoricalColumn):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class VocabularyListCategoricalColumn(CategoricalColumn):
+class VocabularyListCategoricalColumn(_OneFeature, CategoricalColumn):
     """`categorical_column_with_vocabulary_list` (looked up on the host)."""
 
     key: str
@@ -262,14 +258,6 @@ class VocabularyListCategoricalColumn(CategoricalColumn):
     default_value: int = -1
     num_oov_buckets: int = 0
     host = True
-
-    @property
-    def name(self):
-        return self.key
-
-    @property
-    def keys(self):
-        return (self.key,)
 
     @property
     def num_buckets(self):
@@ -302,21 +290,13 @@ class VocabularyFileCategoricalColumn(VocabularyListCategoricalColumn):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class HashedCategoricalColumn(CategoricalColumn):
+class HashedCategoricalColumn(_OneFeature, CategoricalColumn):
     """`categorical_column_with_hash_bucket` (hashed on the host)."""
 
     key: str
     hash_bucket_size: int
     dtype: str = "string"
     host = True
-
-    @property
-    def name(self):
-        return self.key
-
-    @property
-    def keys(self):
-        return (self.key,)
 
     @property
     def num_buckets(self):
