@@ -1,38 +1,64 @@
-"""The corpus programs themselves, timed beside the original TPUEstimator's figures.
+"""The corpus programs themselves, timed beside the original TPUEstimator.
 
-Converts each program of the conformance corpus (`../shared/corpus`, or
-`$KTE_CORPUS`) with `keras-tpu-estimator convert`, runs it unedited through
-the corpus's own driver with the flags of its reference run
-(`reference/<program>.json`, TensorFlow 2.15 + tensorflow-estimator on a
-2-core CPU), and prints, per program and seed, the wall time of the
-program's `main()` (compilation included) and the median `global_step/sec`
-of training, beside the reference's, with the ratios:
+Every program of the conformance corpus (`../shared/corpus`, or
+`$KTE_CORPUS`: bert, mnist, resnet, albert, dcgan, cifar_keras, iris) is
+converted with `keras-tpu-estimator convert` and run unedited by the
+corpus's own driver, with the flags and environment of its reference run
+(`reference/run_reference.py`). With `--original PY` (a Python with
+TensorFlow 2.15 and tensorflow-estimator 2.15, as the corpus README sets
+up) the original program runs in the same benchmark, interleaved with the
+library's runs, so the ratios compare runs on one machine at one time;
+without it, the ratios use the reference figures of `reference/<program>.json`
+(taken on another machine of the same kind).
 
-    steps/s ratio = ours / original   (target >= 1.0)
-    wall ratio    = ours / original   (target <= 1.2)
+For each program it prints:
 
-Each program runs first with an empty persistent compilation cache
-("cold": every program compiled) and then once per seed with the cache the
-first run filled ("warm": a program's second run on a machine, which the
-library's cache makes the common case; `keras_tpu_estimator.compilation_cache`).
+- `cold`: the wall time of the program's `main()` (compilation included) on
+  an empty persistent compilation cache, over the original's (target <= 1.3);
+- `warm`: the same with the cache the cold run filled (a program's second
+  run on a machine; `keras_tpu_estimator.compilation_cache`), over the
+  original's (target <= 1.0);
+- `steps/s`: the median `global_step/sec` of training, ours over the
+  original's (target >= 1.0; `n/a` where the run trains in one loop, whose
+  rate TensorFlow's StepCounterHook would not write either);
+- `programs`: the XLA programs the run compiled or loaded (JAX's backend
+  compile events, counted in the program's process), and of those, the
+  ones the persistent compilation cache served (`hits`).
 
-The reference figures were taken on another machine of the same kind; run
-this on an otherwise idle machine and read the ratios with that in mind.
+    python benchmarks/bench_corpus.py [--programs mnist,resnet] [--seeds 1,2]
+        [--original /path/to/tf215/python]
 
-    python benchmarks/bench_corpus.py [--programs mnist,resnet,bert] [--seeds 1]
+`$KTE_CORPUS_DEPS` names a folder of the programs' own imports
+(sentencepiece, tensorflow_hub, pandas, Pillow), put on their `PYTHONPATH`.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import pathlib
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-PROGRAMS = ("mnist", "resnet", "bert")
+PROGRAMS = ("bert", "mnist", "resnet", "albert", "dcgan", "cifar_keras", "iris")
+COUNTER = pathlib.Path(__file__).resolve().parent / "_compile_counter"
+
+# Per program: what `convert` reads under `sources/`, the program folder the
+# reference's run command names under $WORK, and where in that folder the
+# converted files go (albert's files are the package `albert`).
+SOURCES = {
+    "bert": ("bert", "bert/program", ""),
+    "mnist": ("tpu/models/official/mnist", "mnist/program", ""),
+    "resnet": ("tpu/models", "resnet/models", ""),
+    "albert": ("albert", "albert/program", "albert"),
+    "dcgan": ("tpu-d2694ea/models/experimental/dcgan", "dcgan/program", ""),
+    "cifar_keras": ("tpu/models/experimental/cifar_keras", "cifar_keras/program", ""),
+    "iris": ("tpu/models/samples/core/get_started", "iris/program", ""),
+}
 
 
 def corpus_dir():
@@ -42,99 +68,145 @@ def corpus_dir():
     raise SystemExit("No corpus: set KTE_CORPUS or check out ../shared/corpus.")
 
 
-def run(args, cwd, check=True, **env):
-    environment = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="2",
-                       PYTHONHASHSEED="0", **{k: str(v) for k, v in env.items()})
-    environment.pop("XLA_FLAGS", None)  # One device, as a user's program has.
-    done = subprocess.run([sys.executable, *map(str, args)], cwd=cwd, env=environment,
-                          capture_output=True, text=True, check=False)
-    if check and done.returncode:
-        raise SystemExit(f"{args[0]} failed:\n{(done.stdout + done.stderr)[-4000:]}")
-    return done
+def load_reference_runner(corpus):
+    """The corpus's `reference/run_reference.py`, as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "run_reference", corpus / "reference" / "run_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def prepare(program, corpus, work):
-    """Converts `program` and writes its data; returns `(program_dir, substitutions)`."""
-    tree = "bert" if program == "bert" else "tpu"
-    converted = work / tree
-    if not converted.exists():
-        run(["-c", "from keras_tpu_estimator.convert import cli; raise SystemExit(cli())",
-             "convert", corpus / "sources" / tree, "-o", converted], cwd=REPO,
-            check=False)  # Errors left only in paths the runs do not take (the tests say).
-    data = work / program / "data"
-    run([corpus / "harness" / program / "make_data.py", data], cwd=REPO)
-    program_dir = {
-        "mnist": converted / "models" / "official" / "mnist",
-        "resnet": converted / "models",
-        "bert": converted,
-    }[program]
-    init = corpus / "reference" / "trajectories" / "init" / "bert"
-    substitutions = {f"$WORK/{program}/data": str(data)}
-    if program == "bert":
-        substitutions["$WORK/bert/data/init_ckpt"] = str(init)
-    return program_dir, substitutions
+def environment(cache=None, counts=None):
+    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+    env.pop("XLA_FLAGS", None)  # One device, as a user's program has.
+    paths = [os.environ.get("KTE_CORPUS_DEPS"), env.get("PYTHONPATH")]
+    if counts is not None:
+        paths.insert(0, str(COUNTER))
+        env["KTE_BENCH_COMPILE_COUNTS"] = str(counts)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+    if cache is not None:
+        env.update(KTE_COMPILATION_CACHE="1", KTE_COMPILATION_CACHE_DIR=str(cache))
+    return env
 
 
-def flags_of(reference, substitutions, out):
-    flags = []
-    for flag in reference["flags"].split():
-        for placeholder in sorted(substitutions, key=len, reverse=True):
-            flag = flag.replace(placeholder, substitutions[placeholder])
-        flags.append(flag)
-    out_flag = "--output_dir" if reference["program"] == "bert" else "--model_dir"
-    return flags + [f"{out_flag}={out}"]
+def shell(command, corpus, log, env):
+    with open(log, "a") as f:
+        f.write(f"\n$ {command}\n")
+        f.flush()
+        done = subprocess.run(["sh", "-c", command], cwd=corpus, env=env, stdout=f,
+                              stderr=subprocess.STDOUT, check=False)
+    if done.returncode:
+        raise SystemExit(f"failed (see {log}): {command}")
 
 
-def run_program(program, program_dir, flags, work, seed, cache):
-    report = work / f"{program}-seed{seed}.json"
-    run([CORPUS / "harness" / program / "driver.py", program_dir, *flags], cwd=work,
-        DRIVER_SEED=seed, DRIVER_SUMMARY_STEPS=20, DRIVER_JSON=report,
-        KTE_COMPILATION_CACHE=1, KTE_COMPILATION_CACHE_DIR=cache)
-    with open(report) as f:
-        return json.load(f)
+class Program:
+    """One corpus program in a scratch folder laid out as `run_reference.py` lays it out."""
+
+    def __init__(self, name, corpus, runner, work, original):
+        self.name, self.corpus, self.runner, self.work = name, corpus, runner, work
+        self.recipe = runner.PROGRAMS[name]
+        self.original = original
+        self.log = work / f"{name}.log"
+        (work / name).mkdir(parents=True, exist_ok=True)
+
+    def prepare(self):
+        """Ports the original (with `--original`), makes the data, converts ours."""
+        python = self.original or sys.executable
+        for command in self.recipe["setup"]:
+            if not self.original and "port_original_tf215" in command:
+                continue
+            if not self.original and "make_init_checkpoint" in command:
+                self._copy_shipped_init()
+                continue
+            if not self.original and command.startswith("cp -r sources/"):
+                continue
+            shell(self.runner.expand(command, python, str(self.work)), self.corpus,
+                  self.log, environment())
+        source, folder, inside = SOURCES[self.name]
+        # Errors left only in paths the runs do not take (the corpus tests say).
+        shell(f"{shlex.quote(sys.executable)} -c 'from keras_tpu_estimator.convert import cli; "
+              f"raise SystemExit(cli())' convert {self.corpus / 'sources' / source} "
+              f"-o {self.ours(folder) / inside} > /dev/null || true", REPO, self.log,
+              environment())
+
+    def _copy_shipped_init(self):
+        shipped = self.corpus / "reference" / "trajectories" / "init" / self.name
+        if not shipped.is_dir():
+            raise SystemExit(f"{self.name}'s init checkpoint is made by the original "
+                             "program: pass --original PY (TensorFlow 2.15)")
+        target = self.work / self.name / "data" / "init_ckpt"
+        shell(f"mkdir -p {target} && cp {shipped}/* {target}/", self.corpus, self.log,
+              environment())
+
+    def ours(self, path):
+        return self.work / "ours" / path
+
+    def run_original(self, seed):
+        command = self.recipe["run"].format(seed=seed)
+        shell(self.runner.expand(command, self.original, str(self.work)), self.corpus,
+              self.log, environment())
+        return self._figures(self.work / self.name / f"seed{seed}.json")
+
+    def run_ours(self, seed, state, cache):
+        """Runs the converted program; its figures and compile count."""
+        name, label = self.name, f"ours-{state}-seed{seed}"
+        command = self.recipe["run"].format(seed=seed)
+        _, folder, _ = SOURCES[name]
+        command = command.replace(f"$WORK/{folder} ", f"{self.ours(folder)} ")
+        command = command.replace(f"seed{seed}.json", f"{label}.json")
+        command = command.replace(f"out_seed{seed}", f"out_{label}")
+        counts = self.work / name / f"{label}.compiles"
+        shell(self.runner.expand(command, shlex.quote(sys.executable), str(self.work)),
+              self.corpus, self.log, environment(cache, counts))
+        figures = self._figures(self.work / name / f"{label}.json")
+        figures["programs"], figures["hits"] = (
+            map(int, counts.read_text().split()) if counts.exists() else (None, None))
+        return figures
+
+    def _figures(self, report):
+        with open(report) as f:
+            return self.runner.figures(self.name, json.load(f))
 
 
-def median_steps_per_s(result):
-    if "steps_per_s" in result:
-        return result["steps_per_s"]["median"]
-    rates = [v for _, v in result.get("summaries_train", {}).get("global_step/sec", [])]
-    # None: the run had a single training loop (bert's iterations_per_loop is
-    # 1000), whose rate TensorFlow's StepCounterHook would not write either.
-    return statistics.median(rates) if rates else None
+def ratio(ours, theirs):
+    return "n/a" if ours is None or not theirs else f"{ours / theirs:.2f}"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--seeds", default="1", help="comma-separated DRIVER_SEED values")
-    parser.add_argument("--flags", default="", help="flags added to every program's")
+    parser.add_argument("--original", help="a Python with TensorFlow 2.15 + tensorflow-estimator 2.15")
     args = parser.parse_args()
+    corpus = corpus_dir()
+    runner = load_reference_runner(corpus)
     seeds = [int(s) for s in args.seeds.split(",")]
-    print(f"{'program':8} {'seed':>4} {'cache':>5} {'wall s':>8} {'orig wall':>10} {'ratio':>6}   "
-          f"{'steps/s':>8} {'orig':>6} {'ratio':>6}")
+    source = "measured in this run" if args.original else "reference/<program>.json"
+    print(f"original: {source}; ratios are ours / original")
+    print(f"{'program':12} {'seed':>4} {'state':>5} {'wall s':>7} {'orig s':>7} {'wall x':>6}  "
+          f"{'steps/s':>8} {'orig':>7} {'rate x':>6}  {'programs':>8} {'hits':>5}")
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
-        for program in args.programs.split(","):
-            with open(CORPUS / "reference" / f"{program}.json") as f:
-                reference = json.load(f)
-            program_dir, substitutions = prepare(program, CORPUS, work)
-            original_wall = statistics.median(r["wall_s"] for r in reference["runs"])
-            original_rate = statistics.median(
-                r["steps_per_s"]["median"] for r in reference["runs"])
-            cache = work / program / "compilation_cache"
-            for seed, state in [(seeds[0], "cold")] + [(seed, "warm") for seed in seeds]:
-                out = work / program / f"out-seed{seed}-{state}"
-                flags = flags_of(reference, substitutions, out) + args.flags.split()
-                result = run_program(program, program_dir, flags, work, seed, cache)
-                wall, rate = result["wall_s"], median_steps_per_s(result)
-                rates = ("n/a", "", "") if rate is None else (
-                    f"{rate:.1f}", f"{original_rate:.1f}", f"{rate / original_rate:.2f}")
-                print(f"{program:8} {seed:>4} {state:>5} {wall:>8.1f} {original_wall:>10.1f} "
-                      f"{wall / original_wall:>6.2f}   {rates[0]:>8} {rates[1]:>6} {rates[2]:>6}",
+        for name in args.programs.split(","):
+            program = Program(name, corpus, runner, work, args.original)
+            program.prepare()
+            reference = json.loads((corpus / "reference" / f"{name}.json").read_text())["runs"]
+            cache = work / name / "compilation_cache"
+            for seed, state in [(seeds[0], "cold")] + [(s, "warm") for s in seeds]:
+                if args.original:
+                    theirs = program.run_original(seed)
+                else:
+                    theirs = next((r for r in reference if r["seed"] == seed), reference[0])
+                ours = program.run_ours(seed, state, cache)
+                rate, their_rate = (f["steps_per_s"]["median"] for f in (ours, theirs))
+                print(f"{name:12} {seed:>4} {state:>5} {ours['wall_s']:>7.1f} "
+                      f"{theirs['wall_s']:>7.1f} {ratio(ours['wall_s'], theirs['wall_s']):>6}  "
+                      f"{rate if rate is not None else 'n/a':>8} "
+                      f"{their_rate if their_rate is not None else 'n/a':>7} "
+                      f"{ratio(rate, their_rate):>6}  {ours['programs']!s:>8} {ours['hits']!s:>5}",
                       flush=True)
 
-
-CORPUS = corpus_dir()
 
 if __name__ == "__main__":
     main()
