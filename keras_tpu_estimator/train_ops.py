@@ -9,12 +9,18 @@ spec's `train_op`. JAX has no tape to ask for gradients after the fact, so
 1. differentiated: `gradients(loss, variables)` records which loss was asked
    for and returns zeros of the right shapes; the step then differentiates
    each recorded loss with respect to every trainable variable;
-2. not differentiated: the i-th `gradients` call returns the gradients of
-   the i-th recorded loss, and every assignment (`apply_gradients`,
-   `variable.assign`) writes the variable's new value. The variables' values
-   after this pass are the step's new state.
+2. not differentiated, traced as a function of the gradients: the i-th
+   `gradients` call returns the gradients of the i-th recorded loss, and
+   every assignment (`apply_gradients`, `variable.assign`) writes the
+   variable's new value.
 
-XLA removes the part of the second forward computation that nothing uses.
+A variable's new value comes from the second pass when it depends on the
+gradients (the optimizer's assignments, found by data dependence in the
+pass's jaxpr, whatever optimizer made them), else from the first (batch-norm
+moving statistics, counters: computed from the same forward computation as
+the loss). Nothing reads the second pass's forward computation then, and XLA
+removes it: the compiled step has the convolutions and FLOPs of a step
+trained by gradients.
 The step's global step is a variable `global_step` of the store, advanced by
 exactly one per step whatever the `model_fn` assigns to it.
 
@@ -33,6 +39,7 @@ import threading
 
 import jax
 import jax.numpy as jnp
+from jax.extend import core as jax_core
 import keras
 import numpy as np
 
@@ -265,12 +272,14 @@ def train_by_assignment(run, trainable_variables, trainable, rest_values, step_i
     def first_pass(trainable, probes):
         recording.probes = {id(v): p for v, p in zip(trainable_variables, probes)}
         with _active(recording):
-            outputs, _ = run(trainable, rest_values)
-        return [loss for loss, _ in recording.requests], outputs
+            outputs, values = run(trainable, rest_values)
+        return [loss for loss, _ in recording.requests], (outputs, values)
 
     # Zeros that only row gathers use (XLA drops the others): see `gather_probes`.
     probes = [(jnp.zeros_like(t), jnp.zeros((), "float32")) for t in trainable]
-    losses, pullback, outputs = jax.vjp(first_pass, list(trainable), probes, has_aux=True)
+    losses, pullback, (outputs, first_values) = jax.vjp(
+        first_pass, list(trainable), probes, has_aux=True
+    )
     found, row_squares = [], []
     for k in range(len(losses)):
         cotangent = [jnp.ones_like(l) if i == k else jnp.zeros_like(l) for i, l in enumerate(losses)]
@@ -288,13 +297,66 @@ def train_by_assignment(run, trainable_variables, trainable, rest_values, step_i
                 )
                 g = dense
             found[-1][id(v)] = g
-    with _active(_Replay(found, row_squares)):
-        _, values = run(list(trainable), rest_values)
+    values = _replay(run, trainable, rest_values, found, row_squares, first_values)
     new_trainable = values[: len(trainable)]
     new_rest = list(values[len(trainable) :])
     step = rest_values[step_index]
     new_rest[step_index] = (step + 1).astype(step.dtype)
     return new_trainable, new_rest, outputs
+
+
+def _replay(run, trainable, rest_values, found, row_squares, first_values):
+    """Pass 2: the variables' values after the assignments, given the gradients.
+
+    Pass 2 is traced as a function of the gradients (`found`, `row_squares`)
+    and only the values that depend on them come from it: the optimizer's
+    assignments. Every other value (batch-norm moving statistics, counters,
+    variables left alone) comes from pass 1 (`first_values`), which computed
+    it from the same forward computation as the loss. Nothing then reads
+    pass 2's forward computation, and XLA removes it: the step costs one
+    forward and one backward computation, as a step trained by gradients.
+
+    Args:
+        run: as for `train_by_assignment`.
+        trainable: the trainable values the step starts from.
+        rest_values: the other values the step starts from.
+        found: per recorded `gradients` call, `{id(variable): gradient}`.
+        row_squares: per call, `{id(variable): sum of squares}` (see `_Replay`).
+        first_values: the values of all variables after pass 1.
+
+    Returns:
+        The values of all variables after the step (the trainable ones, then
+        the rest).
+    """
+    leaves, treedef = jax.tree.flatten((found, row_squares))
+
+    def second_pass(leaves):
+        with _active(_Replay(*jax.tree.unflatten(treedef, leaves))):
+            _, values = run(list(trainable), rest_values)
+        return [jnp.asarray(v) for v in values]
+
+    closed = jax.make_jaxpr(second_pass)(leaves)
+    dependent = _depends_on(closed.jaxpr, closed.jaxpr.invars)
+    replayed = jax_core.jaxpr_as_fun(closed)(*leaves)
+    return [r if d else f for r, d, f in zip(replayed, dependent, first_values)]
+
+
+def _depends_on(jaxpr, sources):
+    """Per output of `jaxpr`, whether it depends on the variables `sources`.
+
+    An equation's outputs depend on the sources when any of its inputs does:
+    a call (`pjit`, `cond`, `scan`) counts as a whole, which may count more
+    than the data flow inside it, never less.
+    """
+    tainted = set(sources)
+
+    def reads(atom):
+        return not isinstance(atom, jax_core.Literal) and atom in tainted
+
+    for eqn in jaxpr.eqns:
+        if any(reads(atom) for atom in eqn.invars):
+            tainted.update(eqn.outvars)
+    return [reads(atom) for atom in jaxpr.outvars]
 
 
 def global_step_variable(store):
