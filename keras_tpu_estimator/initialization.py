@@ -14,16 +14,31 @@ later, none of it may change a variable during the build:
   must not load the checkpoint over trained weights);
 - `scaffold_fn` runs once per build pass, after `model_fn`.
 
+The pass computes no value: `created_together` runs it inside a JAX trace
+(`jax.make_jaxpr`), so what `model_fn` computes outside its symbolic
+inputs (a TF1 optimizer's slot updates, constant loss weights, clipping) is
+traced and dropped instead of compiled and run op by op. A variable created
+there holds its traced initial value; when the pass ends, every such
+variable is initialized by ONE compiled program, laid out by its layout
+(`out_shardings`), and only then do the deferred initializers run.
+
 ```python
-with initialization.build_pass(store) as build:
-    spec = model_fn(...)
-    initialization.run_scaffold(spec)
+def build():
+    with initialization.build_pass(store) as build:
+        spec = model_fn(...)
+        initialization.run_scaffold(spec)
+    return spec, build
+
+spec, build = initialization.created_together(build)
 build.reports    # what each init_from_checkpoint loaded
 ```
 """
 
 import contextlib
 import threading
+
+import jax
+import jax.extend.core
 
 from keras_tpu_estimator import _keras_internals
 
@@ -58,7 +73,8 @@ class BuildPass:
 def build_pass(store):
     """Runs the enclosed build of `store`: assignments ignored, initializers deferred.
 
-    On a normal exit, every deferred initializer runs, in call order.
+    On a normal exit, every deferred initializer runs, in call order:
+    inside `created_together`, once its variables hold their initial values.
 
     Args:
         store: the `VariableStore` the enclosed `model_fn` call builds.
@@ -74,8 +90,89 @@ def build_pass(store):
             yield build
     finally:
         _state.build = previous
+    together = getattr(_state, "together", None)
+    if together is not None:
+        together.append(build)
+    else:
+        _run_pending(build)
+
+
+def _run_pending(build):
     for initializer in build._pending:
         build.reports.append(initializer(build))
+
+
+def created_together(fn):
+    """Runs `fn()` traced; the variables it creates are initialized by one program.
+
+    Inside, JAX operations on concrete values are traced, not run: a
+    variable created there holds its traced initial value (its initializer
+    applied in the trace). After `fn` returns, the initial values of every
+    variable it created are computed by one `jax.jit` whose outputs are laid
+    out as the variables' layouts ask, and assigned; then the deferred
+    initializers of the build passes inside `fn` run. Nested calls join the
+    outermost.
+
+    Args:
+        fn: a zero-argument callable; it must not keep traced values (other
+            than its variables' initial values) beyond its call.
+
+    Returns:
+        What `fn` returned.
+
+    Example:
+
+    ```python
+    layer = initialization.created_together(
+        lambda: keras.layers.Dense(4, kernel_initializer=keras.initializers.Ones()))
+    ```
+    """
+    if getattr(_state, "together", None) is not None:
+        return fn()
+    box = {}
+
+    def traced():
+        with _keras_internals.variables_created() as created:
+            box["result"] = fn()
+        box["variables"] = [
+            v for v in created
+            if isinstance(_keras_internals.current_values([v])[0], jax.core.Tracer)
+        ]
+        return _keras_internals.current_values(box["variables"])
+
+    _state.together = builds = []
+    try:
+        closed = jax.make_jaxpr(traced)()
+    finally:
+        _state.together = None
+    initialize(box["variables"], closed)
+    for build in builds:
+        _run_pending(build)
+    return box["result"]
+
+
+def initialize(variables, closed):
+    """Gives `variables` the outputs of `closed` (a `ClosedJaxpr`), in one program.
+
+    Variables with a layout get their value laid out by it (`out_shardings`);
+    any without (no distribution) are computed by a second program.
+    """
+    if not variables:
+        return
+    compute = jax.extend.core.jaxpr_as_fun(closed)
+    shardings = [_keras_internals.variable_sharding(v) for v in variables]
+    laid_out = [i for i, s in enumerate(shardings) if s is not None]
+    plain = [i for i, s in enumerate(shardings) if s is None]
+    for group, out_shardings in (
+        (laid_out, [shardings[i] for i in laid_out]),
+        (plain, None),
+    ):
+        if not group:
+            continue
+        values = jax.jit(
+            lambda: [compute()[i] for i in group], out_shardings=out_shardings
+        )()
+        _keras_internals.set_initial_values([variables[i] for i in group], values)
 
 
 def defer_to_end_of_build(initializer):

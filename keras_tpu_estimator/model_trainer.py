@@ -22,6 +22,7 @@ from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+from keras_tpu_estimator.engine.loop import METRIC_RESULTS
 from keras_tpu_estimator.engine.steps import HOOK_FETCHES
 from keras_tpu_estimator.engine.steps import PREDICTIONS
 from keras_tpu_estimator.hooks import fetches as hook_fetches
@@ -248,16 +249,23 @@ class LoopTrainer:
             source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps,
             pad_to=self._loop_length(steps),
         )
+        last = {}
+
+        def loop_logs(chunk, outputs, *_):
+            last["results"] = outputs.get(METRIC_RESULTS)
+            return _hook_logs(chunk, outputs)
+
         with chunks:
             first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
             for metric in self._parts.metrics.values():
                 metric.reset_state()
-            for _ in self._loops(
-                EVAL, chunks, callbacks, lambda chunk, outputs, *_: _hook_logs(chunk, outputs),
-                first=first,
-            ):
+            for _ in self._loops(EVAL, chunks, callbacks, loop_logs, first=first):
                 pass
-        results = {name: _to_python(m.result()) for name, m in self._parts.metrics.items()}
+        # The last loop computed the results: reading them compiles nothing.
+        computed = last.get("results") or {
+            name: m.result() for name, m in self._parts.metrics.items()
+        }
+        results = {name: _to_python(computed[name]) for name in self._parts.metrics}
         callbacks.on_test_end(results)
         if return_dict:
             return results

@@ -264,3 +264,14 @@ def test_initialize_random_seed_across_processes_keeps_a_seed_already_set():
     keras.utils.set_random_seed(7)
     _keras_internals.initialize_random_seed_across_processes()
     assert np.array_equal(np.asarray(keras.random.uniform((3,))), expected)
+
+
+def test_variables_created_lists_new_variables_and_set_initial_values_gives_them_values():
+    with _keras_internals.variables_created() as created:
+        variable = keras.Variable(np.zeros((2,), "float32"))
+    assert created == [variable]
+    assert _keras_internals.variable_sharding(variable) is None  # No distribution.
+    _keras_internals.set_initial_values([variable], [np.ones((2,), "float32")])
+    np.testing.assert_array_equal(np.asarray(variable), [1.0, 1.0])
+    keras.Variable(np.zeros(()))  # After the block: not listed.
+    assert created == [variable]

@@ -393,3 +393,42 @@ from keras_tpu_estimator._keras_internals.layer_construction import layer_tree  
 from keras_tpu_estimator._keras_internals.layer_construction import object_names  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import reserve_object_name  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import rename_variable  # noqa: E402,F401
+
+
+# ----------------------------------------------------------------------
+# Variables created in a traced build pass, initialized by one program.
+
+
+@contextlib.contextmanager
+def variables_created():
+    """Lists every Keras variable constructed inside the block, in order.
+
+    Yields:
+        The list, filled as variables are created.
+    """
+    from keras.src.backend.common.variables import Variable as KerasVariable
+
+    created = []
+    original = KerasVariable.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        created.append(self)
+
+    KerasVariable.__init__ = init
+    try:
+        yield created
+    finally:
+        KerasVariable.__init__ = original
+
+
+def variable_sharding(variable):
+    """The `jax.sharding.Sharding` of `variable`'s layout, or None without one."""
+    layout = variable._layout
+    return getattr(layout, "backend_layout", layout)
+
+
+def set_initial_values(variables, values):
+    """Gives `variables` `values`, already laid out as their layouts ask."""
+    for variable, value in zip(variables, values):
+        variable._value = value

@@ -8,7 +8,13 @@ per-step outputs stacked. Kinds:
 - `INDEXED`: a scan over example indices into data resident on the devices;
   each step gathers its rows (`gather(data, rows)`);
 - `SINGLE`: one step on one batch;
-- `GATHERED`: one step on the rows of resident data.
+- `GATHERED`: one step on the rows of resident data;
+- `STEP_OF`: one step on the batch at an index of a stacked chunk;
+- `GATHERED_STEP_OF`: one step on the rows at an index of a chunk of
+  example indices into resident data.
+
+The last two serve a host loop (`HOST`): the step's batch is taken from the
+chunk inside the program, so picking it compiles nothing of its own.
 
 A scan program takes the number of steps to run, `count`, as an argument:
 it skips the steps of the chunk from `count` on. A short loop (the last of
@@ -31,6 +37,10 @@ from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 STACKED, INDEXED, SINGLE, GATHERED = "stacked", "indexed", "single", "gathered"
+STEP_OF, GATHERED_STEP_OF = "step_of", "gathered_step_of"
+# An EVAL loop's outputs: the metrics' results after it (`{name: value}`).
+METRIC_RESULTS = "metric_results"
+_KINDS = (STACKED, INDEXED, SINGLE, GATHERED, STEP_OF, GATHERED_STEP_OF)
 
 # How a chunk's steps run: one compiled scan over them, or a host loop
 # calling a compiled single step once per step; AUTO picks per mode.
@@ -48,8 +58,9 @@ def loop_program(step, kind, gather=None):
 
     Returns:
         `program(state, chunk, count)` (`program(state, data, indices,
-        count)` for `INDEXED`; `program(state, batch)` for `SINGLE`)
-        returning `(state, outputs)`; a scan skips its steps from `count` on.
+        count)` for `INDEXED`; `program(state, batch)` for `SINGLE`;
+        `program(state, chunk, index)` for `STEP_OF`) returning `(state,
+        outputs)`; a scan skips its steps from `count` on.
     """
     if kind == STACKED:
         return lambda state, chunk, count: masked_scan(step, state, chunk, count)
@@ -62,10 +73,18 @@ def loop_program(step, kind, gather=None):
         return step
     if kind == GATHERED:
         return lambda state, data, rows: step(state, gather(data, rows))
-    raise ValueError(
-        f"`kind` must be one of {STACKED!r}, {INDEXED!r}, {SINGLE!r}, {GATHERED!r}. "
-        f"Received: {kind!r}"
-    )
+    if kind == STEP_OF:
+        return lambda state, chunk, index: step(state, _step_of(chunk, index))
+    if kind == GATHERED_STEP_OF:
+        return lambda state, data, indices, index: step(
+            state, gather(data, _step_of(indices, index))
+        )
+    raise ValueError(f"`kind` must be one of {list(_KINDS)}. Received: {kind!r}")
+
+
+def _step_of(chunk, index):
+    """The step at `index` (traced) of arrays stacked on a leading axis."""
+    return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, index, keepdims=False), chunk)
 
 
 def _abstract(array):
@@ -112,6 +131,21 @@ def masked_scan(step, state, xs, count):
     return state, outputs
 
 
+class _ResultsAfterLoop:
+    """A step whose scan loop outputs `results(final state)` too (`METRIC_RESULTS`)."""
+
+    def __init__(self, step, results):
+        self.step = step
+        self.results = results
+
+    def around(self, program):
+        def run(state, *args):
+            state, outputs = program(state, *args)
+            return state, {**outputs, METRIC_RESULTS: self.results(state)}
+
+        return run
+
+
 class LoopPrograms:
     """Compiled loop programs, each compiled once per key.
 
@@ -138,7 +172,10 @@ class LoopPrograms:
             donate: donate the input state's buffers to the output state.
         """
         if key not in self._compiled:
-            program = loop_program(step, kind, gather)
+            if isinstance(step, _ResultsAfterLoop):
+                program = step.around(loop_program(step.step, kind, gather))
+            else:
+                program = loop_program(step, kind, gather)
             self._compiled[key] = jax.jit(program, donate_argnums=(0,) if donate else ())
         return self._compiled[key]
 
@@ -234,10 +271,13 @@ class LoopRunner:
         if resident is not None:
             args = (resident,) + args
         outputs = self._over_state(mode, lambda state: program(state, *args))
+        results = outputs.pop(METRIC_RESULTS, None) if isinstance(outputs, dict) else None
         if kind != SINGLE and chunk.steps < len(jax.tree.leaves(chunk.data)[0]):
             # Padded: the skipped steps' outputs are dropped, on the host (a
             # slice on the devices would compile a program per length).
             outputs = jax.tree.map(lambda a: distribute.host_local(a)[: chunk.steps], outputs)
+        if results is not None:
+            outputs[METRIC_RESULTS] = results
         return outputs
 
     def done_marker(self, mode, outputs):
@@ -253,24 +293,60 @@ class LoopRunner:
 
     def _run_on_host(self, mode, chunk, resident):
         """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
-        program = self._program(mode, SINGLE if resident is None else GATHERED)
+        program = self._program(mode, STEP_OF if resident is None else GATHERED_STEP_OF)
         first = () if resident is None else (resident,)
 
         def loop(state):
             outputs = []
             for i in range(chunk.steps):
-                state, out = program(state, *first, jax.tree.map(lambda a: a[i], chunk.data))
+                state, out = program(state, *first, chunk.data, np.int32(i))
                 outputs.append(out)
             return state, outputs
 
         outputs = self._over_state(mode, loop)
-        return jax.tree.map(lambda *xs: np.stack([distribute.host_local(x) for x in xs]), *outputs)
+        results = outputs[-1].pop(METRIC_RESULTS, None) if isinstance(outputs[-1], dict) else None
+        for out in outputs[:-1]:
+            if isinstance(out, dict):
+                out.pop(METRIC_RESULTS, None)
+        stacked = jax.tree.map(
+            lambda *xs: np.stack([distribute.host_local(x) for x in xs]), *outputs
+        )
+        if results is not None:
+            stacked[METRIC_RESULTS] = results
+        return stacked
 
     def _program(self, mode, kind):
+        step = self._steps.for_mode(mode)
+        if mode == ModeKeys.EVAL:
+            step = self._with_results(step, kind)
         return self._programs.get(
-            (mode, kind), self._steps.for_mode(mode), kind,
-            gather=self._gather, donate=mode == ModeKeys.TRAIN,
+            (mode, kind), step, kind, gather=self._gather, donate=mode == ModeKeys.TRAIN,
         )
+
+    def _with_results(self, step, kind):
+        """`step` whose loop also outputs the metrics' results (`METRIC_RESULTS`).
+
+        Computed in the loop's program from its final state, so that reading
+        them compiles nothing more. A scan computes them once, after its
+        steps; a host loop's step, at every step (the last one's are kept).
+        """
+        metrics = dict(self._parts.metrics)
+
+        def results(state):
+            values, start = {}, 0
+            for name, metric in metrics.items():
+                count = len(metric.variables)
+                values[name] = metric.stateless_result(state.metrics[start:start + count])
+                start += count
+            return values
+
+        if kind in (SINGLE, GATHERED, STEP_OF, GATHERED_STEP_OF):
+            def with_results(state, batch):
+                state, outputs = step(state, batch)
+                return state, {**outputs, METRIC_RESULTS: results(state)}
+
+            return with_results
+        return _ResultsAfterLoop(step, results)
 
     def _over_state(self, mode, loop):
         """Runs `loop(state) -> (state, outputs)` over `mode`'s variables.

@@ -9,6 +9,7 @@ on its first batch; the steps and loops read the parts afterwards.
 import keras
 
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import initialization
 from keras_tpu_estimator import store as store_lib
 from keras_tpu_estimator import train_ops
 from keras_tpu_estimator.engine import learning_rate
@@ -83,32 +84,46 @@ class ModelParts:
         if mode in self.built_modes:
             return False
         with self.distribution.scope():
-            built = self._program.build(
-                self.store, mode, batch, program_lib.dtype_name(self.global_step.value),
-                compiled_optimizer, self.metrics,
-            )
+            def build():
+                built = self._program.build(
+                    self.store, mode, batch, program_lib.dtype_name(self.global_step.value),
+                    compiled_optimizer, self.metrics,
+                )
+                if built.training is not None and self.training is None:
+                    self._create_training_variables(
+                        built.training, built.training.optimizer is not compiled_optimizer
+                    )
+                return built
+
+            # The optimizer's variables are initialized with model_fn's, by one program.
+            built = initialization.created_together(build)
             self.reports += built.reports
             self.hooks[mode] = built.hooks
             self.hook_slots[mode] = hook_fetches.register(built.hooks)
             self.restores[mode] = built.restores
             self.metrics.update(built.metrics)
             if built.training is not None and self.training is None:
-                from_model_fn = built.training.optimizer is not compiled_optimizer
-                self._start_training(built.training, from_model_fn)
+                self._start_training(built.training)
         if not self.built_modes:
             distribute.warn_unmatched_rules(self.distribution, self.store.variables)
         self.built_modes.add(mode)
         return True
 
-    def _start_training(self, training, from_model_fn):
-        """Sets up what training needs: the optimizer's slots, the step counter."""
+    def _create_training_variables(self, training, from_model_fn):
+        """Creates what training needs: the optimizer's slots, TF1's step counter."""
+        if training.by_assignment:
+            train_ops.create_global_step(self.store)
+            return
+        if from_model_fn:  # Its rate may be computed in model_fn: callbacks read it.
+            learning_rate.install_if_computed(training.optimizer)
+        training.optimizer.build(training.variables)
+
+    def _start_training(self, training):
+        """Counts the global step with training's step variable from now on."""
         self.training = training
         if training.by_assignment:
             self.global_step.bind(train_ops.create_global_step(self.store))
         else:
-            if from_model_fn:  # Its rate may be computed in model_fn: callbacks read it.
-                learning_rate.install_if_computed(training.optimizer)
-            training.optimizer.build(training.variables)
             self.global_step.bind(training.optimizer.iterations)
 
     def variables(self, mode):

@@ -110,8 +110,11 @@ class ModelFnProgram:
     def build(self, store, mode, batch, step_dtype, optimizer=None, metrics=()):
         """Runs `model_fn` once on symbolic tensors shaped like `batch`.
 
-        Layers and variables are created with real values, and no layer
-        update (a BatchNormalization moving average) happens. Assignments
+        Nothing is computed: the pass runs traced (`initialization.
+        created_together`), and the variables it creates get their initial
+        values from one compiled program when it ends (called inside an
+        enclosing `created_together`, with that one's). No layer update (a
+        BatchNormalization moving average) happens. Assignments
         (TF1 train ops) change nothing; `init_from_checkpoint` and
         `scaffold_fn` initialize what this pass created, after it.
 
@@ -140,18 +143,22 @@ class ModelFnProgram:
             # TRAIN's saver would save and resume; only EVAL and PREDICT restore.
             return spec, [] if mode == ModeKeys.TRAIN else scaffold_lib.restore_pairs(scaffold)
 
-        with initialization.build_pass(store) as build:
-            with _keras_internals.symbolic_operands():
-                spec, restores = self.call(
-                    store, features, labels, mode, step, True, then=with_scaffold
-                )
-        return BuiltMode(
-            hooks_of(spec, mode),
-            build.reports,
-            read_training(spec, store, optimizer) if mode == ModeKeys.TRAIN else None,
-            new_metrics(spec, metrics) if mode == ModeKeys.EVAL else {},
-            restores,
-        )
+        def build_pass():
+            with initialization.build_pass(store) as build:
+                with _keras_internals.symbolic_operands():
+                    spec, restores = self.call(
+                        store, features, labels, mode, step, True, then=with_scaffold
+                    )
+            # Read inside the trace: the spec may hold traced values.
+            return BuiltMode(
+                hooks_of(spec, mode),
+                build.reports,  # Filled once the variables have their values.
+                read_training(spec, store, optimizer) if mode == ModeKeys.TRAIN else None,
+                new_metrics(spec, metrics) if mode == ModeKeys.EVAL else {},
+                restores,
+            )
+
+        return initialization.created_together(build_pass)
 
 
 def hooks_of(spec, mode):

@@ -14,7 +14,7 @@ pytrees, so states go in and out of `jax.jit` and `jax.lax.scan` as they are.
 
 from typing import NamedTuple
 
-import jax.numpy as jnp
+import numpy as np
 
 from keras_tpu_estimator.spec import ModeKeys
 
@@ -74,7 +74,7 @@ class GlobalStep:
     """
 
     def __init__(self):
-        self._value = jnp.zeros((), "int32")
+        self._value = np.zeros((), np.int32)  # Host values: no program compiled for them.
         self.variable = None
 
     @property
@@ -87,13 +87,13 @@ class GlobalStep:
         if self.variable is not None:
             self.variable.assign(step)
         else:
-            self._value = jnp.asarray(step, "int32")
+            self._value = np.asarray(step, np.int32)
 
     def bind(self, variable):
         """Counts the step with `variable` from now on, starting at the current step."""
         if variable is self.variable:
             return
-        variable.assign(jnp.asarray(self.value, variable.dtype))
+        variable.assign(np.asarray(self.value, variable.dtype))
         self.variable = variable
 
 
