@@ -28,6 +28,7 @@ import itertools
 import jax
 import numpy as np
 
+from keras_tpu_estimator import host_gather
 from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import input_fn_result
 from keras_tpu_estimator import input_transforms
@@ -232,7 +233,8 @@ class ArraySource:
                 yield Chunk(data, count, hi - lo, True)
             else:
                 index = order[lo:hi].reshape(count, batch_size)
-                yield Chunk(jax.tree.map(lambda a: np.take(a, index, axis=0), self.data),
+                # Aligned: on CPU devices, placing it then copies nothing.
+                yield Chunk(jax.tree.map(lambda a: host_gather.take_rows(a, index), self.data),
                             count, hi - lo, True)
         if rest and remainder != DROP:
             lo = full * batch_size
