@@ -20,6 +20,10 @@ from keras_tpu_estimator import compilation_cache  # noqa: E402
 
 compilation_cache.enable_default()
 
+from keras_tpu_estimator import _cpu_conv  # noqa: E402
+
+_cpu_conv.install()  # Keras's convolutions as matrix products at small sizes on CPU.
+
 from keras_tpu_estimator import checkpoint  # noqa: E402
 from keras_tpu_estimator import export  # noqa: E402
 from keras_tpu_estimator import distribute  # noqa: E402
