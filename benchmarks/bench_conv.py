@@ -12,8 +12,11 @@ kernel only for a first layer) of
 - `patches`: `jax.lax.conv_general_dilated_patches` + one matrix product;
 - `tap_sum`: one matrix product per kernel tap, summed;
 
-then one SGD training step of each whole network with `lax.conv` everywhere,
-with `_cpu_conv`'s per-shape rule (`dispatch`) and with im2col everywhere.
+then one SGD training step of each whole network with `lax.conv` and
+`lax.reduce_window` max pooling (what Keras runs: `lax`), with `_cpu_conv`'s
+per-shape rule (`conv_only`), with it and `_cpu_pool`'s tiled max pool (what
+the library runs: `dispatch`), with a looser rule (`rule16`) and with im2col
+everywhere.
 Times are the best of several interleaved trials; ratios are taken inside
 one process. With `--flags`, the same runs again in child processes under
 each XLA_FLAGS variant (flags are read once per process), and their times
@@ -171,12 +174,13 @@ def bench_shapes(trials, methods=None):
 # --- whole networks (one SGD step; plain JAX so that only the convolution differs) ---
 
 
-def _networks(conv_kind):
+def _networks(conv_kind, tiled_pool):
     import jax  # noqa: PLC0415
     from jax import lax  # noqa: PLC0415
     from jax import numpy as jnp  # noqa: PLC0415
 
     from keras_tpu_estimator import _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator import _cpu_pool  # noqa: PLC0415
 
     def conv(x, w, stride, padding):
         if conv_kind == "lax":
@@ -191,6 +195,8 @@ def _networks(conv_kind):
         return dispatch(x, w, stride, padding.lower(), "channels_last", 1)
 
     def maxpool(x, k, s, padding):
+        if tiled_pool and _cpu_pool.use_tiled(x, k, s, padding.lower()):
+            return _cpu_pool.tiled_max_pool(x, k, padding.lower())
         return lax.reduce_window(x, -jnp.inf, lax.max, (1, k, k, 1), (1, s, s, 1), padding)
 
     def xent(logits, labels):
@@ -273,11 +279,12 @@ def _networks(conv_kind):
     }
 
 
-NETWORK_KINDS = {  # kind: (convolution, _cpu_conv.MAX_OUTPUT_POSITIONS while tracing)
-    "lax": ("lax", None),
-    "dispatch": ("dispatch", None),  # the library's rule as it stands
-    "rule16": ("dispatch", 16),
-    "im2col": ("im2col", None),
+NETWORK_KINDS = {  # kind: (convolution, _cpu_conv.MAX_OUTPUT_POSITIONS while tracing, tiled pool)
+    "lax": ("lax", None, False),  # what Keras runs
+    "conv_only": ("dispatch", None, False),  # the library's convolution rule, Keras's max pool
+    "dispatch": ("dispatch", None, True),  # the library: its convolutions and max pool
+    "rule16": ("dispatch", 16, True),
+    "im2col": ("im2col", None, True),
 }
 
 
@@ -288,12 +295,12 @@ def bench_networks(trials, kinds=tuple(NETWORK_KINDS)):
 
     compiled = {}
     for kind in kinds:
-        conv_kind, limit = NETWORK_KINDS[kind]
+        conv_kind, limit, pool = NETWORK_KINDS[kind]
         saved = _cpu_conv.MAX_OUTPUT_POSITIONS
         if limit is not None:
             _cpu_conv.MAX_OUTPUT_POSITIONS = limit
         try:
-            for net, (step, args) in _networks(conv_kind).items():
+            for net, (step, args) in _networks(conv_kind, pool).items():
                 compiled[kind, net] = (step.lower(*args).compile(), args)
         finally:
             _cpu_conv.MAX_OUTPUT_POSITIONS = saved

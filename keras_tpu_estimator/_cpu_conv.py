@@ -225,23 +225,27 @@ def make_conv(keras_conv):
         return keras_conv(inputs, kernel, strides=strides, padding=padding,
                           data_format=data_format, dilation_rate=dilation_rate)
 
-    conv.keras_conv = keras_conv
     return conv
 
 
+
 def install():
-    """Routes Keras's JAX-backend `conv` through `make_conv` (idempotent).
+    """Routes Keras's JAX-backend `conv` and `max_pool` through `make_conv` and
+    `_cpu_pool.make_max_pool` (idempotent).
 
     Run when `keras_tpu_estimator` is imported; `KTE_CPU_CONV=0` still turns
-    the lowering off at trace time.
+    both lowerings off at trace time.
     """
-    from keras_tpu_estimator._keras_internals import backend_conv  # noqa: PLC0415
+    from keras_tpu_estimator import _cpu_pool  # noqa: PLC0415
+    from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
 
-    backend_conv.install(make_conv)
+    backend_nn.install("conv", make_conv)
+    backend_nn.install("max_pool", _cpu_pool.make_max_pool)
 
 
 def uninstall():
-    """Gives Keras its own backend `conv` back."""
-    from keras_tpu_estimator._keras_internals import backend_conv  # noqa: PLC0415
+    """Gives Keras its own backend `conv` and `max_pool` back."""
+    from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
 
-    backend_conv.uninstall()
+    backend_nn.uninstall("conv")
+    backend_nn.uninstall("max_pool")

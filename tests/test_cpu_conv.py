@@ -9,7 +9,7 @@ from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
 from keras_tpu_estimator import _cpu_conv
-from keras_tpu_estimator._keras_internals import backend_conv
+from keras_tpu_estimator._keras_internals import backend_nn
 
 _SPEC = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"), 3: ("NDHWC", "DHWIO", "NDHWC")}
 
@@ -132,7 +132,7 @@ def _jaxpr_text(fn, *args):
 
 
 def test_importing_the_library_installs_the_backend_conv():
-    assert backend_conv.installed()
+    assert backend_nn.installed("conv")
 
 
 def test_keras_ops_conv_reaches_the_backend_conv_module_attribute():
@@ -141,7 +141,7 @@ def test_keras_ops_conv_reaches_the_backend_conv_module_attribute():
     x, k = _operands((1, 1), 8, (3, 3), 4)
     assert "conv_general_dilated" not in _jaxpr_text(
         lambda a, b: keras.ops.conv(a, b, padding="same"), x, k)
-    backend_conv.uninstall()
+    backend_nn.uninstall("conv")
     try:
         assert "conv_general_dilated" in _jaxpr_text(
             lambda a, b: keras.ops.conv(a, b, padding="same"), x, k)
@@ -177,4 +177,4 @@ def test_grouped_conv_keeps_lax_conv_and_its_result():
 def test_installing_twice_wraps_keras_conv_once():
     _cpu_conv.install()
     _cpu_conv.install()
-    assert not hasattr(backend_conv.keras_conv(), "keras_conv")
+    assert not hasattr(backend_nn.keras_function("conv"), "keras_original")
