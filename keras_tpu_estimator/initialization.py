@@ -159,7 +159,6 @@ def initialize(variables, closed):
     """
     if not variables:
         return
-    compute = jax.extend.core.jaxpr_as_fun(closed)
     shardings = [_keras_internals.variable_sharding(v) for v in variables]
     laid_out = [i for i, s in enumerate(shardings) if s is not None]
     plain = [i for i, s in enumerate(shardings) if s is None]
@@ -169,9 +168,12 @@ def initialize(variables, closed):
     ):
         if not group:
             continue
-        values = jax.jit(
-            lambda: [compute()[i] for i in group], out_shardings=out_shardings
-        )()
+        # Only what the initial values need: the build's loss, optimizer and
+        # summaries were traced too, and would cost tracing and compile time.
+        members = set(group)
+        compute = jax.extend.core.jaxpr_as_fun(_keras_internals.jaxpr_outputs_only(
+            closed, [i in members for i in range(len(variables))]))
+        values = jax.jit(compute, out_shardings=out_shardings)()
         _keras_internals.set_initial_values([variables[i] for i in group], values)
 
 

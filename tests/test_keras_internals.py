@@ -275,3 +275,12 @@ def test_variables_created_lists_new_variables_and_set_initial_values_gives_them
     np.testing.assert_array_equal(np.asarray(variable), [1.0, 1.0])
     keras.Variable(np.zeros(()))  # After the block: not listed.
     assert created == [variable]
+
+
+def test_jaxpr_outputs_only_keeps_the_flagged_outputs_and_what_they_need():
+    constant = np.arange(3.0, dtype="float32")
+    closed = jax.make_jaxpr(lambda: (jnp.sin(constant), jnp.cos(constant) * 2))()
+    cut = _keras_internals.jaxpr_outputs_only(closed, [False, True])
+    (value,) = jax.extend.core.jaxpr_as_fun(cut)()
+    np.testing.assert_allclose(value, np.cos(constant) * 2, rtol=1e-6)
+    assert "sin" not in str(cut.jaxpr)

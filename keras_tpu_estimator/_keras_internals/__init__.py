@@ -432,3 +432,15 @@ def set_initial_values(variables, values):
     """Gives `variables` `values`, already laid out as their layouts ask."""
     for variable, value in zip(variables, values):
         variable._value = value
+
+
+def jaxpr_outputs_only(closed, used):
+    """`closed` (a `ClosedJaxpr`) cut to the outputs flagged in `used`, dead code removed.
+
+    JAX's jaxpr dead-code elimination (`partial_eval.dce_jaxpr`): evaluating
+    the result traces only what those outputs need.
+    """
+    from jax._src.interpreters import partial_eval
+
+    jaxpr, _ = partial_eval.dce_jaxpr(closed.jaxpr, list(used), instantiate=True)
+    return closed.replace(jaxpr=jaxpr)
