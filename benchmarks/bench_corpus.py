@@ -38,6 +38,7 @@ import json
 import os
 import pathlib
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -143,6 +144,8 @@ class Program:
         return self.work / "ours" / path
 
     def run_original(self, seed):
+        # A model_dir left by an earlier run would resume from its last step.
+        shutil.rmtree(self.work / self.name / f"out_seed{seed}", ignore_errors=True)
         command = self.recipe["run"].format(seed=seed)
         shell(self.runner.expand(command, self.original, str(self.work)), self.corpus,
               self.log, environment())
