@@ -293,13 +293,16 @@ class LoopRunner:
 
     def _run_on_host(self, mode, chunk, resident):
         """Runs the chunk's steps one compiled step at a time (see `HOST`)."""
-        program = self._program(mode, STEP_OF if resident is None else GATHERED_STEP_OF)
+        program = self._program(mode, SINGLE if resident is None else GATHERED)
         first = () if resident is None else (resident,)
+        # The step's batch is sliced on the host: a compiled step taking the
+        # whole chunk and an index aborted XLA:CPU on some host loops.
+        data = jax.tree.map(np.asarray, chunk.data)
 
         def loop(state):
             outputs = []
             for i in range(chunk.steps):
-                state, out = program(state, *first, chunk.data, np.int32(i))
+                state, out = program(state, *first, jax.tree.map(lambda a: a[i], data))
                 outputs.append(out)
             return state, outputs
 
