@@ -29,6 +29,7 @@ import collections
 import contextlib
 import threading
 
+import jax
 import keras
 import numpy as np
 
@@ -234,7 +235,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True)
     ):
         initializer = keras.initializers.get(initializer)
     elif not callable(initializer):
-        value = np.asarray(initializer)
+        # A traced constant (the build pass is traced) keeps its tracer.
+        value = initializer if isinstance(initializer, jax.Array) else np.asarray(initializer)
         if shape is not None and tuple(shape) != value.shape:
             raise ValueError(
                 f"Argument `initializer` of get_variable('{path}') has shape "

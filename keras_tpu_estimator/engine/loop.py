@@ -28,6 +28,8 @@ length through the program already compiled, instead of compiling another.
 
 import jax
 import jax.extend.core
+import jax.numpy as jnp
+import keras
 import numpy as np
 
 from keras_tpu_estimator import distribute
@@ -339,7 +341,16 @@ class LoopRunner:
             values, start = {}, 0
             for name, metric in metrics.items():
                 count = len(metric.variables)
-                values[name] = metric.stateless_result(state.metrics[start:start + count])
+                # As `stateless_result`, but a result that is one of the
+                # metric's variables is read inside the scope, as its value.
+                mapping = zip(metric.variables, state.metrics[start:start + count])
+                try:
+                    with keras.StatelessScope(state_mapping=mapping):
+                        values[name] = jax.tree.map(jnp.asarray, metric.result())
+                except jax.errors.JAXTypeError:
+                    # A result computed on the host (numpy over streamed
+                    # values): `evaluate` reads every result after the loop.
+                    return {}
                 start += count
             return values
 
