@@ -8,7 +8,6 @@ model has its own feature width, so that no program of an earlier test
 (an eager op's, say) is reused from JAX's in-process caches.
 """
 
-import jax
 import keras
 import numpy as np
 import pytest
@@ -16,24 +15,9 @@ import pytest
 import keras_tpu_estimator as kte
 from keras_tpu_estimator.compat import v1 as tf1
 
+from compile_counter import CompileCounter
+
 LOOP = 4
-
-
-class CompileCounter:
-    """Counts XLA compilations (JAX's compile-duration events) inside a block."""
-
-    def __enter__(self):
-        self.count = 0
-        self._listener = lambda event, seconds, **kwargs: self._record(event)
-        jax.monitoring.register_event_duration_secs_listener(self._listener)
-        return self
-
-    def _record(self, event):
-        if event == "/jax/core/compile/backend_compile_duration":
-            self.count += 1
-
-    def __exit__(self, *exc):
-        jax.monitoring.unregister_event_duration_listener(self._listener)
 
 
 def _predict_spec(mode, logits):

@@ -15,6 +15,8 @@ from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
 
+from compile_counter import CompileCounter
+
 TRAIN, EVAL, PREDICT = kte.ModeKeys.TRAIN, kte.ModeKeys.EVAL, kte.ModeKeys.PREDICT
 
 
@@ -221,23 +223,6 @@ def test_loop_of_reads_the_loop_from_logs(logs, expected):
         assert loop is None
     else:
         assert loop[0] == expected[0] and list(loop[1]) == expected[1]
-
-
-class CompileCounter:
-    """Counts XLA compilations (JAX's compile-duration events) inside a block."""
-
-    def __enter__(self):
-        self.count = 0
-        self._listener = lambda event, seconds, **kwargs: self._record(event)
-        jax.monitoring.register_event_duration_secs_listener(self._listener)
-        return self
-
-    def _record(self, event):
-        if event == "/jax/core/compile/backend_compile_duration":
-            self.count += 1
-
-    def __exit__(self, *exc):
-        jax.monitoring.unregister_event_duration_listener(self._listener)
 
 
 def conv_fn(features, labels, mode, params):
