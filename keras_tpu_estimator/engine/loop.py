@@ -8,13 +8,7 @@ per-step outputs stacked. Kinds:
 - `INDEXED`: a scan over example indices into data resident on the devices;
   each step gathers its rows (`gather(data, rows)`);
 - `SINGLE`: one step on one batch;
-- `GATHERED`: one step on the rows of resident data;
-- `STEP_OF`: one step on the batch at an index of a stacked chunk;
-- `GATHERED_STEP_OF`: one step on the rows at an index of a chunk of
-  example indices into resident data.
-
-The last two serve a host loop (`HOST`): the step's batch is taken from the
-chunk inside the program, so picking it compiles nothing of its own.
+- `GATHERED`: one step on the rows of resident data.
 
 A scan program takes the number of steps to run, `count`, as an argument:
 it skips the steps of the chunk from `count` on. A short loop (the last of
@@ -39,10 +33,9 @@ from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 STACKED, INDEXED, SINGLE, GATHERED = "stacked", "indexed", "single", "gathered"
-STEP_OF, GATHERED_STEP_OF = "step_of", "gathered_step_of"
 # An EVAL loop's outputs: the metrics' results after it (`{name: value}`).
 METRIC_RESULTS = "metric_results"
-_KINDS = (STACKED, INDEXED, SINGLE, GATHERED, STEP_OF, GATHERED_STEP_OF)
+_KINDS = (STACKED, INDEXED, SINGLE, GATHERED)
 
 # How a chunk's steps run: one compiled scan over them, or a host loop
 # calling a compiled single step once per step; AUTO picks per mode.
@@ -60,9 +53,8 @@ def loop_program(step, kind, gather=None):
 
     Returns:
         `program(state, chunk, count)` (`program(state, data, indices,
-        count)` for `INDEXED`; `program(state, batch)` for `SINGLE`;
-        `program(state, chunk, index)` for `STEP_OF`) returning `(state,
-        outputs)`; a scan skips its steps from `count` on.
+        count)` for `INDEXED`; `program(state, batch)` for `SINGLE`)
+        returning `(state, outputs)`; a scan skips its steps from `count` on.
     """
     if kind == STACKED:
         return lambda state, chunk, count: masked_scan(step, state, chunk, count)
@@ -75,18 +67,7 @@ def loop_program(step, kind, gather=None):
         return step
     if kind == GATHERED:
         return lambda state, data, rows: step(state, gather(data, rows))
-    if kind == STEP_OF:
-        return lambda state, chunk, index: step(state, _step_of(chunk, index))
-    if kind == GATHERED_STEP_OF:
-        return lambda state, data, indices, index: step(
-            state, gather(data, _step_of(indices, index))
-        )
     raise ValueError(f"`kind` must be one of {list(_KINDS)}. Received: {kind!r}")
-
-
-def _step_of(chunk, index):
-    """The step at `index` (traced) of arrays stacked on a leading axis."""
-    return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, index, keepdims=False), chunk)
 
 
 def _abstract(array):
@@ -354,7 +335,7 @@ class LoopRunner:
                 start += count
             return values
 
-        if kind in (SINGLE, GATHERED, STEP_OF, GATHERED_STEP_OF):
+        if kind in (SINGLE, GATHERED):
             def with_results(state, batch):
                 state, outputs = step(state, batch)
                 return state, {**outputs, METRIC_RESULTS: results(state)}
