@@ -102,7 +102,7 @@ def _conv_methods():
     from jax import lax  # noqa: PLC0415
     from jax import numpy as jnp  # noqa: PLC0415
 
-    from keras_tpu_estimator import _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
 
     def lax_nhwc(x, w, stride, padding):
         return lax.conv_general_dilated(x, w, (stride, stride), padding,
@@ -179,8 +179,8 @@ def _networks(conv_kind, tiled_pool):
     from jax import lax  # noqa: PLC0415
     from jax import numpy as jnp  # noqa: PLC0415
 
-    from keras_tpu_estimator import _cpu_conv  # noqa: PLC0415
-    from keras_tpu_estimator import _cpu_pool  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_pool as _cpu_pool  # noqa: PLC0415
 
     def conv(x, w, stride, padding):
         if conv_kind == "lax":
@@ -291,7 +291,7 @@ NETWORK_KINDS = {  # kind: (convolution, _cpu_conv.MAX_OUTPUT_POSITIONS while tr
 def bench_networks(trials, kinds=tuple(NETWORK_KINDS)):
     import jax  # noqa: PLC0415
 
-    from keras_tpu_estimator import _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
 
     compiled = {}
     for kind in kinds:

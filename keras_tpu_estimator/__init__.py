@@ -20,7 +20,7 @@ from keras_tpu_estimator import compilation_cache  # noqa: E402
 
 compilation_cache.enable_default()
 
-from keras_tpu_estimator import _cpu_conv  # noqa: E402
+from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: E402
 
 _cpu_conv.install()  # Keras's convolutions as matrix products at small sizes on CPU.
 
@@ -32,17 +32,17 @@ from keras_tpu_estimator import metrics  # noqa: E402
 from keras_tpu_estimator import summary  # noqa: E402
 from keras_tpu_estimator import compat  # noqa: E402  (after the modules compat.v1 builds on)
 from keras_tpu_estimator.checkpoint import WarmStartSettings  # noqa: E402
-from keras_tpu_estimator.context import TPUContext  # noqa: E402
+from keras_tpu_estimator.inputs.deployment import TPUContext  # noqa: E402
 from keras_tpu_estimator.config import InputPipelineConfig  # noqa: E402
 from keras_tpu_estimator.config import RunConfig  # noqa: E402
 from keras_tpu_estimator.config import TPUConfig  # noqa: E402
-from keras_tpu_estimator.estimator import ExportSavedModelApiVersion  # noqa: E402
-from keras_tpu_estimator.estimator import TPUEstimator  # noqa: E402
-from keras_tpu_estimator.plain_estimator import Estimator  # noqa: E402
-from keras_tpu_estimator.training_specs import EvalSpec  # noqa: E402
-from keras_tpu_estimator.training_specs import Exporter  # noqa: E402
-from keras_tpu_estimator.training_specs import TrainSpec  # noqa: E402
-from keras_tpu_estimator.training_specs import train_and_evaluate  # noqa: E402
+from keras_tpu_estimator.estimator.tpu_estimator import ExportSavedModelApiVersion  # noqa: E402
+from keras_tpu_estimator.estimator.tpu_estimator import TPUEstimator  # noqa: E402
+from keras_tpu_estimator.estimator.plain import Estimator  # noqa: E402
+from keras_tpu_estimator.estimator.training_specs import EvalSpec  # noqa: E402
+from keras_tpu_estimator.estimator.training_specs import Exporter  # noqa: E402
+from keras_tpu_estimator.estimator.training_specs import TrainSpec  # noqa: E402
+from keras_tpu_estimator.estimator.training_specs import train_and_evaluate  # noqa: E402
 from keras_tpu_estimator.export import inference_on_tpu  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverHook  # noqa: E402
 from keras_tpu_estimator.hooks import CheckpointSaverListener  # noqa: E402
@@ -54,12 +54,12 @@ from keras_tpu_estimator.hooks import SessionRunContext  # noqa: E402
 from keras_tpu_estimator.hooks import SessionRunHook  # noqa: E402
 from keras_tpu_estimator.hooks import SessionRunValues  # noqa: E402
 from keras_tpu_estimator.hooks import StopAtStepHook  # noqa: E402
-from keras_tpu_estimator.model import EstimatorModel  # noqa: E402
-from keras_tpu_estimator.store import VariableStore  # noqa: E402
-from keras_tpu_estimator.store import get_global_step  # noqa: E402
-from keras_tpu_estimator.store import get_or_create_layer  # noqa: E402
-from keras_tpu_estimator.store import get_variable  # noqa: E402
-from keras_tpu_estimator.store import variable_scope  # noqa: E402
+from keras_tpu_estimator.model.estimator_model import EstimatorModel  # noqa: E402
+from keras_tpu_estimator.model_fn.store import VariableStore  # noqa: E402
+from keras_tpu_estimator.model_fn.store import get_global_step  # noqa: E402
+from keras_tpu_estimator.model_fn.store import get_or_create_layer  # noqa: E402
+from keras_tpu_estimator.model_fn.store import get_variable  # noqa: E402
+from keras_tpu_estimator.model_fn.store import variable_scope  # noqa: E402
 from keras_tpu_estimator.spec import ClassificationOutput  # noqa: E402
 from keras_tpu_estimator.spec import EstimatorSpec  # noqa: E402
 from keras_tpu_estimator.spec import ExportOutput  # noqa: E402

@@ -12,7 +12,7 @@ import numpy as np
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 
 
 def run(program, mode=kte.ModeKeys.TRAIN, building=True):

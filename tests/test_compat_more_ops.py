@@ -6,7 +6,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 
 A = np.arange(12, dtype="float32").reshape(3, 4) - 5.0
 IMAGES = np.random.default_rng(0).normal(size=(2, 6, 6, 3)).astype("float32")

@@ -9,7 +9,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 RNG = np.random.default_rng(0)

@@ -6,7 +6,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 
 from model_fns import estimator_config
 from model_fns import store_value
@@ -320,7 +320,7 @@ def test_assign_from_checkpoint_fn_errors(tf_checkpoint, var_list, message):
         framework.model_variable("net/w", [3, 2])
         framework.assign_from_checkpoint_fn(tf_checkpoint, var_list())
 
-    from keras_tpu_estimator import initialization
+    from keras_tpu_estimator.model_fn import initialization
 
     store = store_lib.VariableStore()
     with pytest.raises(ValueError, match=message):

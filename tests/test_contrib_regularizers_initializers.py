@@ -13,7 +13,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 
 contrib_layers = tf1.contrib.layers
 W = np.random.default_rng(0).normal(size=(3, 4)).astype("float32")

@@ -9,7 +9,7 @@ separate evaluation job (`--mode=eval`), which follows the checkpoints of
 import pytest
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator import _cpu_conv
+from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
 
 import corpus_support as corpus
 

@@ -8,7 +8,7 @@ from jax import lax
 from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
-from keras_tpu_estimator import _cpu_conv
+from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
 from keras_tpu_estimator._keras_internals import backend_nn
 
 _SPEC = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"), 3: ("NDHWC", "DHWIO", "NDHWC")}

@@ -8,8 +8,8 @@ from jax import lax
 from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
-from keras_tpu_estimator import _cpu_conv
-from keras_tpu_estimator import _cpu_pool
+from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
+from keras_tpu_estimator._backend import cpu_pool as _cpu_pool
 from keras_tpu_estimator._keras_internals import backend_nn
 
 # (input shape, pool size, padding, data format)

@@ -8,7 +8,7 @@ import pytest
 from jax.sharding import PartitionSpec
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator import context as context_lib
+from keras_tpu_estimator.inputs import deployment as context_lib
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES

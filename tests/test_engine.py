@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
 from keras_tpu_estimator.engine.parts import ModelParts

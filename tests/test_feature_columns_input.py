@@ -15,8 +15,8 @@ import tensorflow as tf
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
-from keras_tpu_estimator import inputs
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.inputs import sources as inputs
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1.feature_column import _host
 from keras_tpu_estimator.convert import names as names_lib
 

@@ -4,8 +4,8 @@ import jax
 import numpy as np
 import pytest
 
-from keras_tpu_estimator import host_gather
-from keras_tpu_estimator import inputs
+from keras_tpu_estimator.inputs import host_gather
+from keras_tpu_estimator.inputs import sources as inputs
 
 
 def _data_address(array):

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator import graph_input
+from keras_tpu_estimator.inputs import graph as graph_input
 
 from model_fns import estimator_config
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_tpu_estimator import inputs
+from keras_tpu_estimator.inputs import sources as inputs
 
 
 def arrays(n):

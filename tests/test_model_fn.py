@@ -8,11 +8,11 @@ import keras
 import numpy as np
 import pytest
 
-from keras_tpu_estimator.model_fn import call_input_fn
-from keras_tpu_estimator.model_fn import call_model_fn
-from keras_tpu_estimator.model_fn import check_model_fn
-from keras_tpu_estimator.model_fn import check_params
-from keras_tpu_estimator.model_fn import input_names
+from keras_tpu_estimator.inputs.input_fn import call_input_fn
+from keras_tpu_estimator.model_fn.call import call_model_fn
+from keras_tpu_estimator.model_fn.call import check_model_fn
+from keras_tpu_estimator.model_fn.call import check_params
+from keras_tpu_estimator.model_fn.call import input_names
 from keras_tpu_estimator.spec import EstimatorSpec
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import TPUEstimatorSpec

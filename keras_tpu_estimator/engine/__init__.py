@@ -5,7 +5,12 @@
 - `state`: the named per-mode states and the one global-step holder.
 - `steps`: the pure steps `(state, batch) -> (state, outputs)`.
 - `loop`: loop programs, compiled once per key; the runner; the schedule.
-- `feed`, `ahead` and `placement`: input to placed, prefetched chunks.
+- `feed`, `ahead` and `placement`: a source's batches stacked into chunks,
+  placed on the devices ahead of the loop.
 - `host_call`: the spec's `host_call`, run on the host after each loop.
 - `logs`: what callbacks are told after each loop.
+
+May import `model_fn` (what steps call), `inputs.sources` and `inputs.checks`
+(the chunks it places), `metrics`, `hooks.fetches`, `summary`, `distribute`,
+`spec` and `config`; never `model` or `estimator`.
 """

@@ -1,12 +1,11 @@
-"""From the user's input to placed, prefetched chunks of batches.
+"""From a source of batches to placed, prefetched chunks of batches.
 
-`Feed` turns what `fit`/`evaluate`/`predict` receive (an `input_fn`, a
-dataset or arrays) into a source (`inputs`), calling an `input_fn` as
-`per_host_input_for_training` deploys it (`context.plan_input`); cuts the
-source into chunks, one per on-device loop; places each chunk on the
-devices (`placement`) ahead of the loop. Training arrays small enough are
-placed on every device once (`resident`), and the chunks then hold only
-example indices into them.
+`Feed` stacks a source's batches (`inputs.InputReader` made the source from
+what the user gave) into chunks, one per on-device loop, pads a short
+chunk to the loop's length, and places each chunk on the devices
+(`placement`) ahead of the loop. Training arrays small enough are placed on
+every device once (`resident`), and the chunks then hold only example
+indices into them.
 
 Who works ahead of the loop:
 
@@ -28,113 +27,43 @@ Who works ahead of the loop:
 
 import jax
 
-from keras_tpu_estimator import context as context_lib
 from keras_tpu_estimator import distribute
-from keras_tpu_estimator import grouped_input
-from keras_tpu_estimator import input_checks
-from keras_tpu_estimator import inputs as inputs_lib
 from keras_tpu_estimator.engine import ahead
 from keras_tpu_estimator.engine import placement
+from keras_tpu_estimator.inputs import checks as input_checks
+from keras_tpu_estimator.inputs import sources
 from keras_tpu_estimator.spec import ModeKeys
-
-BATCH_SIZE_NAMES = {
-    ModeKeys.TRAIN: "train_batch_size",
-    ModeKeys.EVAL: "eval_batch_size",
-    ModeKeys.PREDICT: "predict_batch_size",
-}
 
 
 class Feed:
-    """The input side of one model.
+    """Chunks of one model's input, placed on its devices ahead of its loops.
 
     Args:
-        distribution: the model's `keras.distribution` layout.
-        config: the `RunConfig`.
-        params: the user's params (an `input_fn` receives them, with
-            `batch_size` and `context`).
-        use_tpu: whether the model runs on the accelerators.
-        batch_sizes: `{mode: global batch size or None}`, the defaults.
+        distribution: the model's `keras.distribution` layout (set again
+            when the model's is).
+        input_partition_dims: `TPUConfig.input_partition_dims`, or None.
         max_loop_bytes: the most input bytes one loop may stack.
         max_resident_bytes: the most bytes of training arrays placed on
             every device once (0 turns it off).
 
-    Raises:
-        ValueError: for a batch size that does not divide over the replicas.
+    Example:
+
+    ```python
+    feed = Feed(distribution, None, max_loop_bytes=2**30, max_resident_bytes=0)
+    chunks, stop = feed.chunks(source, ModeKeys.EVAL, 64, 100, sources.EXACT)
+    ```
     """
 
-    def __init__(self, distribution, config, params, use_tpu, batch_sizes, max_loop_bytes,
-                 max_resident_bytes):
+    def __init__(self, distribution, input_partition_dims, max_loop_bytes, max_resident_bytes):
         self.distribution = distribution
-        self.num_replicas = distribute.num_replicas(distribution)
-        for mode, batch_size in batch_sizes.items():
-            distribute.check_batch_size(BATCH_SIZE_NAMES[mode], batch_size, self.num_replicas)
-        self._batch_sizes = dict(batch_sizes)
-        self._config = config
-        self._params = params
-        self._use_tpu = use_tpu
+        self._partition_dims = input_partition_dims
         self.max_loop_bytes = max_loop_bytes
         self.max_resident_bytes = max_resident_bytes
 
-    def source(self, x, y, mode, batch_size=None):
-        """The input as a source of this process's rows of each batch.
-
-        Args:
-            x: an `input_fn`, a dataset, or arrays.
-            y: labels, when `x` holds features as arrays.
-            mode: a `ModeKeys` value.
-            batch_size: the global batch size; defaults to the mode's.
-
-        Returns:
-            `(source, batch_size)`, the batch size checked.
-        """
-        batch_size = batch_size or self._batch_sizes[mode]
-        source = self._source(x, y, mode, batch_size)
-        return source, self.check_batch_size(mode, batch_size, source)
-
-    def _source(self, x, y, mode, batch_size):
-        if not callable(x) or inputs_lib.is_dataset(x):
-            return inputs_lib.as_source(x, y, mode=mode, config=self._config)
-        plan = context_lib.plan_input(
-            self._config.tpu_config,
-            mode,
-            batch_size,
-            self.num_replicas,
-            distribute.cores_per_replica(self.distribution),
-            use_tpu=self._use_tpu,
-        )
-        sources = [
-            inputs_lib.as_source(x, y, params=self._input_fn_params(c), mode=mode,
-                                 config=self._config)
-            for c in plan.contexts
-        ]
-        if len(sources) == 1 and plan.group == 1:
-            return sources[0]
-        return grouped_input.GroupedSource(sources, plan.group, plan.contexts[0].batch_size)
-
-    def _input_fn_params(self, context):
-        params = dict(self._params, context=context)
-        if context.batch_size is not None:
-            params["batch_size"] = context.batch_size
-        return params
-
-    def check_batch_size(self, mode, batch_size, source):
-        """Validates the global batch size for `source`; returns it."""
-        name = BATCH_SIZE_NAMES[mode]
-        if batch_size is None and isinstance(source, inputs_lib.ArraySource):
-            raise ValueError(
-                f"A batch size is required to batch arrays: give `{name}` to "
-                "EstimatorModel or `batch_size` to this call."
-            )
-        distribute.check_batch_size(name, batch_size, self.num_replicas)
-        return batch_size
-
-    def check_training_source(self, source, max_steps):
-        """Refuses an endless training input without a step count."""
-        endless = isinstance(source, inputs_lib.BatchSource) and source.is_infinite()
-        if endless and max_steps is None:
-            raise ValueError(
-                "The training input is endless (repeated): give `steps_per_epoch`."
-            )
+    @property
+    def num_replicas(self):
+        """The model replicas in sync, which a placed batch divides over."""
+        return distribute.num_replicas(self.distribution)
 
     def training_chunks(self, source, batch_size, steps, *, shuffle, max_steps, rng, resident,
                         pad_to=None):
@@ -154,19 +83,19 @@ class Feed:
             pad_to: the loop length that shorter chunks are padded to.
         """
         options = {}
-        if isinstance(source, inputs_lib.BatchSource):
+        if isinstance(source, sources.BatchSource):
             options["resume"] = max_steps is not None
         if resident is not None:
             options["indices"] = True
         return self.chunks(
-            source, ModeKeys.TRAIN, batch_size, steps, inputs_lib.DROP,
+            source, ModeKeys.TRAIN, batch_size, steps, sources.DROP,
             shuffle=shuffle, max_steps=max_steps, rng=rng, pad_to=pad_to, **options,
         )
 
     def resident(self, source):
         """Training arrays placed on every device once, or None."""
         if (
-            not isinstance(source, inputs_lib.ArraySource)
+            not isinstance(source, sources.ArraySource)
             or jax.process_count() > 1
             or source.nbytes > self.max_resident_bytes
         ):
@@ -179,7 +108,7 @@ class Feed:
         batch = jax.tree.map(lambda a: a[rows], data)
         shardings = placement.input_shardings(
             batch, self.distribution, stacked=False,
-            partition_dims=self._config.tpu_config.input_partition_dims,
+            partition_dims=self._partition_dims,
         )
         return jax.tree.map(jax.lax.with_sharding_constraint, batch, shardings)
 
@@ -187,7 +116,7 @@ class Feed:
         """Chunks of `source` placed on the devices, prefetched.
 
         Args:
-            source: a source of `source`.
+            source: a source of `inputs.InputReader.source`.
             mode: a `ModeKeys` value (PREDICT drops the labels).
             batch_size: the global batch size.
             steps: steps per chunk, or `steps(position)`.
@@ -199,20 +128,20 @@ class Feed:
             **kwargs: passed to the source's `chunks`.
 
         Returns:
-            An iterator of placed `inputs.Chunk`s and a context manager
+            An iterator of placed `inputs.sources.Chunk`s and a context manager
             that stops its producer.
         """
         per_process = None if batch_size is None else batch_size // jax.process_count()
         chunks = source.chunks(
             per_process, steps, remainder=remainder, max_bytes=self.max_loop_bytes, **kwargs
         )
-        partition_dims = self._config.tpu_config.input_partition_dims
+        partition_dims = self._partition_dims
 
         def place(chunk):
             if pad_to and chunk.stacked:
                 one = jax.tree.map(lambda a: a[0], chunk.data)
-                length = inputs_lib.steps_within_budget(pad_to, one, self.max_loop_bytes)
-                chunk = inputs_lib.pad_steps(chunk, length)
+                length = sources.steps_within_budget(pad_to, one, self.max_loop_bytes)
+                chunk = sources.pad_steps(chunk, length)
             data = chunk.data
             if mode == ModeKeys.PREDICT and isinstance(data, tuple):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.
@@ -244,23 +173,3 @@ def sample_of(chunk, resident=None):
         lambda a: jax.ShapeDtypeStruct(a.shape[1:] if chunk.stacked else a.shape, a.dtype),
         chunk.data,
     )
-
-
-def steps_of(source, batch_size, drop_remainder=False):
-    """Steps in one pass over `source`, when they are known.
-
-    What Keras's progress bar and `params['steps']` show as the epoch's
-    target: the batches that will run, from arrays' length or a dataset's
-    cardinality (`inputs.BatchSource.num_steps`).
-
-    Args:
-        source: a source of `Feed.source`.
-        batch_size: the global batch size, or None (a dataset's own).
-        drop_remainder: whether short batches are skipped (training).
-
-    Returns:
-        The number of steps, or None when unknown.
-    """
-    per_process = batch_size // jax.process_count() if batch_size else None
-    remainder = inputs_lib.DROP if drop_remainder else inputs_lib.EXACT
-    return source.num_steps(per_process, remainder)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib

@@ -29,8 +29,8 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import store as store_lib
-from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.model_fn import store as store_lib
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.summary import protos
 from keras_tpu_estimator.summary import recording

@@ -18,7 +18,7 @@ from keras_tpu_estimator.compat.v1._variable_views import global_variables
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
 from keras_tpu_estimator.compat.v1.training_ops import assign
-from keras_tpu_estimator.train_ops import TrainOp
+from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
 
 class ExponentialMovingAverage:

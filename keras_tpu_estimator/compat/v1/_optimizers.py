@@ -13,7 +13,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._global_step import is_step_global_step
 from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import resolve_value
@@ -26,7 +26,7 @@ from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.compat.v1.training_ops import assign_add
 from keras_tpu_estimator.compat.v1.training_ops import gradients
 from keras_tpu_estimator.spec import ModeKeys
-from keras_tpu_estimator.train_ops import TrainOp
+from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
 
 def _training():

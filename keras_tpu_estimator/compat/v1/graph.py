@@ -16,7 +16,7 @@ total = loss + tf1.add_n(tf1.get_collection("my_losses"))
 import contextlib
 import re
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 # Private aliases: `graph`'s public names are TF1's (the converter reads them).
 from keras_tpu_estimator.compat.v1._variable_views import global_variables as _global_variables
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables as _trainable_variables

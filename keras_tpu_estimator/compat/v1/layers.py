@@ -39,7 +39,7 @@ import math
 
 import keras
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401  (`tf1.layers.initializers`)
 # Imported so that `tf1.keras_backend` (TF1's `tf.keras.backend` learning phase) exists.
 from keras_tpu_estimator.compat.v1 import keras_backend as _keras_backend  # noqa: F401

@@ -12,7 +12,7 @@ noise = tf1.random_uniform([batch_size, 1, 1, 1], dtype=inputs.dtype)
 import keras
 from keras import ops
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 # A private alias: `random_ops` is star-imported into `compat.v1`.
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape

@@ -63,7 +63,7 @@ from keras_tpu_estimator.compat.v1._variable_views import keras_variable  # noqa
 from keras_tpu_estimator.compat.v1.training_ops import assign  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import assign_add  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import gradients  # noqa: F401
-from keras_tpu_estimator.train_ops import TrainOp  # noqa: F401
+from keras_tpu_estimator.model_fn.train_ops import TrainOp  # noqa: F401
 # Adadelta and `train.experimental` (the mixed-precision rewrite) live in their own modules.
 from keras_tpu_estimator.compat.v1 import _train_experimental as experimental  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._optimizers_extra import AdadeltaOptimizer  # noqa: E402,F401

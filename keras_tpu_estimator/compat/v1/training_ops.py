@@ -16,9 +16,9 @@ train_op = tf1.group(train_op, [global_step.assign(global_step + 1)])
 import keras
 from keras import ops
 
-from keras_tpu_estimator import train_ops
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
-from keras_tpu_estimator.train_ops import TrainOp
+from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,

@@ -38,7 +38,7 @@ import enum
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1 import initializers
 # A private alias: the converter reads this module's public names as TF1's.

@@ -41,7 +41,7 @@ import collections
 import jax
 import keras
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1._layer_base import _to_snake_case
 from keras_tpu_estimator.compat.v1._op_helpers import is_symbolic_dim

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import keras
 from keras import ops
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
 from keras_tpu_estimator.compat.v1._rnn.cell_base import map_sizes
 from keras_tpu_estimator.compat.v1._rnn.wrappers import LoopKeys

@@ -23,8 +23,8 @@ fresh start, before a `model_dir` checkpoint (which wins) is restored.
 
 import keras
 
-from keras_tpu_estimator import initialization as _initialization
-from keras_tpu_estimator import store as _store
+from keras_tpu_estimator.model_fn import initialization as _initialization
+from keras_tpu_estimator.model_fn import store as _store
 from keras_tpu_estimator.checkpoint import WarmStartReport as _WarmStartReport
 from keras_tpu_estimator.checkpoint import checkpoint_reader as _checkpoint_reader
 from keras_tpu_estimator.compat.v1 import dtypes as _dtypes

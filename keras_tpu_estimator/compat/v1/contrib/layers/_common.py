@@ -11,7 +11,7 @@ private: its names are not part of the TF1 namespace.
 import keras
 import numpy as np
 
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._op_helpers import static_value
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable

@@ -14,7 +14,8 @@ import numpy as np
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import distribute
-from keras_tpu_estimator import inputs as inputs_lib
+from keras_tpu_estimator.inputs import reader
+from keras_tpu_estimator.inputs import sources
 from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.engine import feed as feed_lib
 from keras_tpu_estimator.engine import learning_rate
@@ -129,9 +130,9 @@ class LoopTrainer:
         """
         if not self.compiled:
             raise ValueError("You must call `compile()` before `fit()`.")
-        source, batch_size = self._feed.source(x, y, TRAIN, batch_size)
-        self._feed.check_training_source(source, steps_per_epoch)
-        epoch_steps = steps_per_epoch or feed_lib.steps_of(source, batch_size, drop_remainder=True)
+        source, batch_size = self._reader.source(x, y, TRAIN, batch_size)
+        self._reader.check_training_source(source, steps_per_epoch)
+        epoch_steps = steps_per_epoch or reader.steps_of(source, batch_size, drop_remainder=True)
         callbacks = logs_lib.callback_list(
             callbacks, self, verbose, epoch_steps, add_history=True, epochs=epochs
         )
@@ -240,13 +241,13 @@ class LoopTrainer:
             The loss and metrics: a dict with `return_dict`, else a list
             (`loss` first) or the loss alone when there are no metrics.
         """
-        source, batch_size = self._feed.source(x, y, EVAL, batch_size)
-        steps = steps or feed_lib.steps_of(source, batch_size)
+        source, batch_size = self._reader.source(x, y, EVAL, batch_size)
+        steps = steps or reader.steps_of(source, batch_size)
         callbacks = logs_lib.callback_list(callbacks, self, verbose, steps, epochs=1)
         self.stop_evaluating = False
         callbacks.on_test_begin()
         chunks = self._feed.chunks(
-            source, EVAL, batch_size, self.steps_per_execution, inputs_lib.EXACT, max_steps=steps,
+            source, EVAL, batch_size, self.steps_per_execution, sources.EXACT, max_steps=steps,
             pad_to=self._loop_length(steps),
         )
         last = {}
@@ -293,13 +294,13 @@ class LoopTrainer:
 
     def predict_batches(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
         """Like `predict`, but yields the predictions of one loop at a time."""
-        source, batch_size = self._feed.source(x, None, PREDICT, batch_size)
-        steps = steps or feed_lib.steps_of(source, batch_size)
+        source, batch_size = self._reader.source(x, None, PREDICT, batch_size)
+        steps = steps or reader.steps_of(source, batch_size)
         callbacks = logs_lib.callback_list(callbacks, self, verbose, steps, epochs=1)
         self.stop_predicting = False
         callbacks.on_predict_begin()
         chunks = self._feed.chunks(
-            source, PREDICT, batch_size, self.steps_per_execution, inputs_lib.PAD, max_steps=steps,
+            source, PREDICT, batch_size, self.steps_per_execution, sources.PAD, max_steps=steps,
             pad_to=self._loop_length(steps),
         )
 

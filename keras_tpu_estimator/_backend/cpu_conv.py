@@ -236,7 +236,7 @@ def install():
     Run when `keras_tpu_estimator` is imported; `KTE_CPU_CONV=0` still turns
     both lowerings off at trace time.
     """
-    from keras_tpu_estimator import _cpu_pool  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_pool as _cpu_pool  # noqa: PLC0415
     from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
 
     backend_nn.install("conv", make_conv)

@@ -28,11 +28,11 @@ import itertools
 import jax
 import numpy as np
 
-from keras_tpu_estimator import host_gather
-from keras_tpu_estimator import input_checks
-from keras_tpu_estimator import input_fn_result
-from keras_tpu_estimator import input_transforms
-from keras_tpu_estimator import tf_data
+from keras_tpu_estimator.inputs import host_gather
+from keras_tpu_estimator.inputs import checks as input_checks
+from keras_tpu_estimator.inputs import input_fn as input_fn_result
+from keras_tpu_estimator.inputs import transforms as input_transforms
+from keras_tpu_estimator.inputs import tf_data
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
 

@@ -1,78 +1,31 @@
-"""Calling the user's `model_fn` and `input_fn` the way TPUEstimator does.
+"""Calling the user's `model_fn` the way TPUEstimator does.
 
 A `model_fn` declares what it wants by its argument names:
 
 ```python
 def model_fn(features, labels, mode, params, config): ...
 def model_fn(features, mode): ...          # takes only what it names
-def input_fn(params): ...                  # params["batch_size"] is set
 ```
 
 `features` is required, `labels`, `mode`, `params` and `config` are optional,
 and anything else is an error, reported with TensorFlow's own wording. The
-functions are passed only the arguments they name, always by keyword.
-Signatures are read with `inspect.signature`, so plain functions,
-`functools.partial`s, bound methods and callable objects all work.
+function is passed only the arguments it names, always by keyword
+(`spec.arguments.keyword_parameters`). Inside it, every tensor is named after
+its key in the input (`input_names`).
 """
 
 import collections.abc
-import functools
-import inspect
 import reprlib
 
 import jax
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import input_checks
 from keras_tpu_estimator import spec as spec_lib
+from keras_tpu_estimator.spec.arguments import keyword_parameters
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
-_INPUT_FN_ARGS = ("params", "mode", "config")
 _RESERVED_PARAMS_KEYS = ["batch_size", "context"]
-
-
-def _parameters(fn, name):
-    """Returns the parameters of `fn` a caller passes by keyword.
-
-    Returns:
-        A pair `(parameters, takes_kwargs)`: the `inspect.Parameter`s that can
-        be passed by keyword, less those a `functools.partial` already binds,
-        and whether `fn` has a `**kwargs` parameter.
-    """
-    if not callable(fn):
-        raise ValueError(f"Argument `{name}` must be callable. Received: {name}={fn!r}")
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as error:
-        raise ValueError(
-            f"Cannot read the arguments of {name} ({fn}): {error}"
-        ) from None
-    bound = fn.keywords if isinstance(fn, functools.partial) else {}
-    parameters = []
-    positional_only = []
-    for parameter in signature.parameters.values():
-        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
-            if parameter.default is inspect.Parameter.empty:
-                positional_only.append(parameter.name)
-        elif (
-            parameter.kind
-            in (
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                inspect.Parameter.KEYWORD_ONLY,
-            )
-            and parameter.name not in bound
-        ):
-            parameters.append(parameter)
-    if positional_only:
-        raise ValueError(
-            f"{name} ({fn}) has positional-only arguments {positional_only}: "
-            f"the arguments of {name} are passed by keyword."
-        )
-    takes_kwargs = any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
-    )
-    return parameters, takes_kwargs
 
 
 def check_model_fn(model_fn):
@@ -98,7 +51,7 @@ def check_model_fn(model_fn):
     check_model_fn(model_fn)  # frozenset({"features", "labels", "mode"})
     ```
     """
-    parameters, takes_kwargs = _parameters(model_fn, "model_fn")
+    parameters, takes_kwargs = keyword_parameters(model_fn, "model_fn")
     names = [p.name for p in parameters]
     if takes_kwargs:
         accepted = frozenset(_MODEL_FN_ARGS)
@@ -263,109 +216,3 @@ def check_params(params):
             f"{params}."
         )
     return dict(params)
-
-
-def call_input_fn(input_fn, params, mode, config):
-    """Calls `input_fn` with those of `params`, `mode` and `config` it takes.
-
-    Args:
-        input_fn: a callable taking any of `params`, `mode` and `config` by
-            name (or none of them, or `**kwargs`). Other arguments must have
-            defaults; they are not passed.
-        params: the dict passed as `params` (with `"batch_size"` set by the
-            estimator).
-        mode: the `ModeKeys` value passed as `mode`.
-        config: the `RunConfig` passed as `config`.
-
-    Returns:
-        Whatever `input_fn` returns (`check_input_fn_result` checks it).
-
-    Raises:
-        ValueError: if `input_fn` is not callable or has a required argument
-            other than `params`, `mode` and `config`.
-
-    Example:
-
-    ```python
-    def input_fn(params):
-        return tf.data.Dataset.range(100).batch(params["batch_size"])
-
-    dataset = call_input_fn(input_fn, {"batch_size": 8}, ModeKeys.TRAIN, config)
-    ```
-    """
-    parameters, takes_kwargs = _parameters(input_fn, "input_fn")
-    arguments = {"params": params, "mode": mode, "config": config}
-    unexpected = [
-        p.name
-        for p in parameters
-        if p.name not in arguments and p.default is inspect.Parameter.empty
-    ]
-    if unexpected:
-        raise ValueError(
-            f"input_fn ({input_fn}) has following not expected args: "
-            f"{unexpected}. input_fn may take any of {list(_INPUT_FN_ARGS)}; "
-            "other arguments need a default value."
-        )
-    if not takes_kwargs:
-        names = {p.name for p in parameters}
-        arguments = {k: v for k, v in arguments.items() if k in names}
-    return input_fn(**arguments)
-
-
-_INPUTS = (
-    "an input_fn must return a tf.data.Dataset (of features or of (features, "
-    "labels) batches), features, or (features, labels), where features and "
-    "labels are arrays (numpy, JAX or TensorFlow) or dicts of arrays with a "
-    "leading batch dimension"
-)
-
-
-def check_input_fn_result(result):
-    """Checks what an `input_fn` returned, as TensorFlow's estimator reads it.
-
-    A tuple or list must be `(features, labels)` (TensorFlow's
-    `parse_input_fn_result`); a dataset or another iterable of batches is
-    checked batch by batch as it is read (`input_checks`); features and
-    labels given directly must be arrays, or dicts of them.
-
-    Args:
-        result: the value `input_fn` returned.
-
-    Returns:
-        `result`.
-
-    Raises:
-        ValueError: for a tuple or list of other than two items.
-        TypeError: for None, a number or a string, or features or labels
-            holding something other than arrays.
-
-    Example:
-
-    ```python
-    check_input_fn_result((features, labels, weights))
-    # ValueError: input_fn should return (features, labels) as a len 2 tuple. ...
-    ```
-    """
-    shown = reprlib.repr(result)
-    if result is None or isinstance(result, (bool, int, float, complex, str, bytes)):
-        raise TypeError(f"input_fn returned {shown}: {_INPUTS}.")
-    if isinstance(result, (tuple, list)):
-        if len(result) != 2:
-            raise ValueError(
-                "input_fn should return (features, labels) as a len 2 tuple. Received: a "
-                f"{type(result).__name__} of {len(result)}: {shown}. Sample weights go in "
-                "the features (a feature the model_fn weighs its loss by)."
-            )
-        batch = tuple(result)
-    elif hasattr(result, "__iter__") and not isinstance(result, (dict, collections.abc.Mapping)) \
-            and not hasattr(result, "shape"):
-        return result  # A dataset or iterable of batches: checked as read.
-    else:
-        batch = (result, None)
-    for where, leaf in input_checks.leaves(batch):
-        if not hasattr(leaf, "shape") or not hasattr(leaf, "dtype"):
-            raise TypeError(
-                f"input_fn returned {shown}, whose {where} is a {type(leaf).__name__} "
-                f"({reprlib.repr(leaf)}): {_INPUTS}."
-            )
-    return result

@@ -34,7 +34,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import layer_capture
+from keras_tpu_estimator.model_fn import layer_capture
 
 _state = threading.local()
 

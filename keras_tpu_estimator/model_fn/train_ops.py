@@ -44,7 +44,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator import store as store_lib
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.spec import ModeKeys
 
 GLOBAL_STEP = "global_step"

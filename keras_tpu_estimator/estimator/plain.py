@@ -26,9 +26,9 @@ import collections.abc
 import copy
 
 from keras_tpu_estimator.config import RunConfig
-from keras_tpu_estimator.estimator import TPUEstimator
-from keras_tpu_estimator.model_fn import call_input_fn
-from keras_tpu_estimator.model_fn import check_model_fn
+from keras_tpu_estimator.estimator.tpu_estimator import TPUEstimator
+from keras_tpu_estimator.inputs.input_fn import call_input_fn
+from keras_tpu_estimator.model_fn.call import check_model_fn
 from keras_tpu_estimator.spec import ModeKeys
 
 

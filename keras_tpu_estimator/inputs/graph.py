@@ -75,7 +75,7 @@ class GraphInput:
     def __init__(self, call, seed=None):
         import tensorflow as tf
 
-        from keras_tpu_estimator.model_fn import check_input_fn_result
+        from keras_tpu_estimator.inputs.input_fn import check_input_fn_result
 
         tf1 = tf.compat.v1
         self._graph = tf.Graph()

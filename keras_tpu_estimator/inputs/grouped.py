@@ -8,7 +8,7 @@ process, or ask several of its batches for one step (`context.plan_input`):
 import jax
 import numpy as np
 
-from keras_tpu_estimator import inputs
+from keras_tpu_estimator.inputs import sources as inputs
 
 
 class GroupedSource(inputs.BatchSource):

@@ -24,7 +24,7 @@ import jax
 from jax import lax
 from jax import numpy as jnp
 
-from keras_tpu_estimator import _cpu_conv
+from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
 
 
 def _window_pads(size, window, padding):

@@ -12,8 +12,9 @@ model's parts, compile, building and export; `fit`/`evaluate`/`predict` are
 import keras
 
 from keras_tpu_estimator import distribute
-from keras_tpu_estimator import input_checks
-from keras_tpu_estimator import model_saving
+from keras_tpu_estimator import inputs
+from keras_tpu_estimator.inputs import checks as input_checks
+from keras_tpu_estimator.model import saving as model_saving
 from keras_tpu_estimator import strategy as strategy_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.engine import feed as feed_lib
@@ -21,12 +22,12 @@ from keras_tpu_estimator.engine import loop as loop_lib
 from keras_tpu_estimator.engine import steps as steps_lib
 from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine.program import ModelFnProgram
-from keras_tpu_estimator.model_fn import check_model_fn
-from keras_tpu_estimator.model_fn import check_params
-from keras_tpu_estimator.model_batches import OneBatch
-from keras_tpu_estimator.model_saving import Saving
-from keras_tpu_estimator.model_summary import Summary
-from keras_tpu_estimator.model_trainer import LoopTrainer
+from keras_tpu_estimator.model_fn.call import check_model_fn
+from keras_tpu_estimator.model_fn.call import check_params
+from keras_tpu_estimator.model.batches import OneBatch
+from keras_tpu_estimator.model.saving import Saving
+from keras_tpu_estimator.model.summary import Summary
+from keras_tpu_estimator.model.trainer import LoopTrainer
 from keras_tpu_estimator.spec import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
@@ -135,9 +136,12 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         self._program = ModelFnProgram(model_fn, check_params(params), config, bool(use_tpu))
         self.distribution = distribute.distribution_for(config, use_tpu, layout_map)
         self.num_replicas = distribute.num_replicas(self.distribution)
-        self._feed = feed_lib.Feed(
+        self._reader = inputs.InputReader(
             self.distribution, config, self._program.params, bool(use_tpu),
             {TRAIN: train_batch_size, EVAL: eval_batch_size, PREDICT: predict_batch_size},
+        )
+        self._feed = feed_lib.Feed(
+            self.distribution, config.tpu_config.input_partition_dims,
             max_loop_bytes, max_resident_bytes,
         )
         self._parts = ModelParts(self._program, self.distribution)
@@ -183,7 +187,7 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
     @distribution.setter
     def distribution(self, distribution):
         self._distribution = distribution
-        for part in ("_feed", "_parts", "_runner"):
+        for part in ("_reader", "_feed", "_parts", "_runner"):
             if hasattr(self, part):
                 getattr(self, part).distribution = distribution
 
@@ -302,7 +306,7 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         Returns:
             The input as a source that `fit`/`evaluate`/`predict` accept.
         """
-        source, batch_size = self._feed.source(x, y, mode, batch_size)
+        source, batch_size = self._reader.source(x, y, mode, batch_size)
         self.build_from_batch(mode, source.sample(batch_size))
         return source
 
