@@ -13,8 +13,8 @@ kernel only for a first layer) of
 - `tap_sum`: one matrix product per kernel tap, summed;
 
 then one SGD training step of each whole network with `lax.conv` and
-`lax.reduce_window` max pooling (what Keras runs: `lax`), with `_cpu_conv`'s
-per-shape rule (`conv_only`), with it and `_cpu_pool`'s tiled max pool (what
+`lax.reduce_window` max pooling (what Keras runs: `lax`), with `_backend.cpu_conv`'s
+per-shape rule (`conv_only`), with it and `_backend.cpu_pool`'s tiled max pool (what
 the library runs: `dispatch`), with a looser rule (`rule16`) and with im2col
 everywhere.
 Times are the best of several interleaved trials; ratios are taken inside

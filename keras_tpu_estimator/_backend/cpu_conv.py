@@ -50,7 +50,7 @@ def enabled():
     return os.environ.get(ENV_VAR, "1").strip().lower() not in _OFF_VALUES
 
 
-def _spatial_tuple(value, rank, name):
+def spatial_tuple(value, rank, name):
     if isinstance(value, int):
         return (value,) * rank
     value = tuple(value)
@@ -115,8 +115,8 @@ def im2col_conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1,
             f"Argument `kernel` must have shape [*{rank} spatial, in={inputs.shape[-1]}, out], "
             f"received shape {tuple(kernel.shape)} for inputs of shape {tuple(inputs.shape)}."
         )
-    strides = _spatial_tuple(strides, rank, "strides")
-    dilation = _spatial_tuple(dilation_rate, rank, "dilation_rate")
+    strides = spatial_tuple(strides, rank, "strides")
+    dilation = spatial_tuple(dilation_rate, rank, "dilation_rate")
     sizes = inputs.shape[1:-1]
     taps = kernel.shape[:rank]
     dilated = [(t - 1) * d + 1 for t, d in zip(taps, dilation)]
@@ -170,8 +170,8 @@ def output_positions(inputs_shape, kernel_shape, strides, padding, dilation_rate
     """Number of output positions per image (the product of the output's spatial sizes)."""
     rank = len(inputs_shape) - 2
     sizes = inputs_shape[1:-1] if data_format == "channels_last" else inputs_shape[2:]
-    strides = _spatial_tuple(strides, rank, "strides")
-    dilation = _spatial_tuple(dilation_rate, rank, "dilation_rate")
+    strides = spatial_tuple(strides, rank, "strides")
+    dilation = spatial_tuple(dilation_rate, rank, "dilation_rate")
     dilated = [(t - 1) * d + 1 for t, d in zip(kernel_shape[:rank], dilation)]
     pads = lax.padtype_to_pads(sizes, dilated, strides, padding.upper())
     return math.prod(
@@ -231,16 +231,16 @@ def make_conv(keras_conv):
 
 def install():
     """Routes Keras's JAX-backend `conv` and `max_pool` through `make_conv` and
-    `_cpu_pool.make_max_pool` (idempotent).
+    `cpu_pool.make_max_pool` (idempotent).
 
     Run when `keras_tpu_estimator` is imported; `KTE_CPU_CONV=0` still turns
     both lowerings off at trace time.
     """
-    from keras_tpu_estimator._backend import cpu_pool as _cpu_pool  # noqa: PLC0415
+    from keras_tpu_estimator._backend import cpu_pool  # noqa: PLC0415
     from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
 
     backend_nn.install("conv", make_conv)
-    backend_nn.install("max_pool", _cpu_pool.make_max_pool)
+    backend_nn.install("max_pool", cpu_pool.make_max_pool)
 
 
 def uninstall():

@@ -8,7 +8,7 @@ into (output position, offset in the window) and takes the max over the
 offsets; its gradient goes, like `select_and_scatter_add`'s, to the first
 maximum of each window (in row-major window order), as an elementwise select.
 
-`_cpu_conv.install()` (run when `keras_tpu_estimator` is imported)
+`cpu_conv.install()` (run when `keras_tpu_estimator` is imported)
 routes Keras's `keras.ops.max_pool` (and `keras.layers.MaxPooling1D/2D/3D`)
 through it on the CPU backend; `KTE_CPU_CONV=0` turns it off with the
 convolutions.
@@ -24,7 +24,7 @@ import jax
 from jax import lax
 from jax import numpy as jnp
 
-from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
+from keras_tpu_estimator._backend import cpu_conv
 
 
 def _window_pads(size, window, padding):
@@ -113,7 +113,7 @@ def tiled_max_pool(inputs, pool_size, padding="valid", data_format="channels_las
             f"received {data_format!r}."
         )
     rank = inputs.ndim - 2
-    window = _cpu_conv._spatial_tuple(pool_size, rank, "pool_size")
+    window = cpu_conv.spatial_tuple(pool_size, rank, "pool_size")
     if any(k < 1 for k in window):
         raise ValueError(f"Argument `pool_size` must be positive, received {pool_size!r}.")
     axes = tuple(range(1, rank + 1)) if data_format == "channels_last" else tuple(
@@ -129,14 +129,14 @@ def tiled_max_pool(inputs, pool_size, padding="valid", data_format="channels_las
 
 def use_tiled(inputs, pool_size, strides, padding):
     """Whether `max_pool` uses `tiled_max_pool`: CPU, float, windows that do not overlap."""
-    if not _cpu_conv.enabled() or jax.default_backend() != "cpu":
+    if not cpu_conv.enabled() or jax.default_backend() != "cpu":
         return False
     if padding not in ("valid", "same") or not jnp.issubdtype(inputs.dtype, jnp.floating):
         return False
     rank = inputs.ndim - 2
     try:
-        window = _cpu_conv._spatial_tuple(pool_size, rank, "pool_size")
-        steps = window if strides is None else _cpu_conv._spatial_tuple(strides, rank, "strides")
+        window = cpu_conv.spatial_tuple(pool_size, rank, "pool_size")
+        steps = window if strides is None else cpu_conv.spatial_tuple(strides, rank, "strides")
     except ValueError:
         return False
     return window == steps and all(k >= 1 for k in window)

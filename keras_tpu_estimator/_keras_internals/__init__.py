@@ -8,6 +8,9 @@ layers called from a plain function (not from a `Layer.call`) see it. Keeping
 these reaches here means a Keras upgrade has one package to check, and
 `tests/test_keras_internals.py` pins each of them. The reaches for the
 layers `model_fn` constructs live in `layer_construction` (re-exported here).
+
+Layering: imports no other part of the library, only Keras's and JAX's
+internals; every layer may import it.
 """
 
 import contextlib

@@ -10,6 +10,10 @@ def model_fn(features, labels, mode, params):
     logits = tf1.layers.dense(features["x"], 10)   # variables dense/kernel, dense/bias
     ...
 ```
+
+Layering: may import `model_fn` (store, train ops, the build pass),
+`inputs.transforms`, `checkpoint`, `hooks`, `metrics`, `summary` and the shared
+modules; never `engine`, `model` or `estimator`.
 """
 
 from keras_tpu_estimator.compat import v1

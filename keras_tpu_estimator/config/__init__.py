@@ -26,10 +26,12 @@ Modules, one concept each:
 - `tpu_config`: `TPUConfig`.
 - `run_config`: `RunConfig`.
 - `checks`: the argument checks they share.
+
+Layering: imports no other part of the library; every layer may import it.
 """
 
-from keras_tpu_estimator.config.input_pipeline import PIPELINE_NAMES
 from keras_tpu_estimator.config.input_pipeline import InputPipelineConfig
+from keras_tpu_estimator.config.input_pipeline import PIPELINE_NAMES
 from keras_tpu_estimator.config.iterations import IterationsPerLoop
 from keras_tpu_estimator.config.iterations import parse_iterations_per_loop
 from keras_tpu_estimator.config.run_config import RunConfig

@@ -49,6 +49,10 @@ result = convert.convert_source(source, filename="train.py")
 result.source      # the converted program
 result.changes     # [Change(line=12, col=4, level='INFO', message=...), ...]
 ```
+
+Layering: imports no other module of the library at import time (`compat.v1`
+only inside the functions that need its names); nothing imports it but
+`kte.convert`.
 """
 
 import collections

@@ -120,7 +120,7 @@ class Feed:
             mode: a `ModeKeys` value (PREDICT drops the labels).
             batch_size: the global batch size.
             steps: steps per chunk, or `steps(position)`.
-            remainder: what a final short batch does (`inputs.DROP`,
+            remainder: what a final short batch does (`sources.DROP`,
                 `EXACT` or `PAD`).
             pad_to: a loop length: shorter chunks of stacked batches are
                 padded to it (at most what `max_loop_bytes` allows), so that

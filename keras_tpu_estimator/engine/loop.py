@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import keras
 import numpy as np
 
-from keras_tpu_estimator import distribute
 from keras_tpu_estimator.config import parse_iterations_per_loop
+from keras_tpu_estimator import distribute
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
@@ -239,7 +239,7 @@ class LoopRunner:
         return "conv_general_dilated" in str(jaxpr)
 
     def run(self, mode, chunk, resident=None):
-        """Runs `chunk` (an `inputs.Chunk`) in `mode`; returns the per-step outputs.
+        """Runs `chunk` (an `inputs.sources.Chunk`) in `mode`; returns the per-step outputs.
 
         With `resident` data, the chunk holds example indices into it.
         """

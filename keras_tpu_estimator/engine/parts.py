@@ -9,13 +9,13 @@ on its first batch; the steps and loops read the parts afterwards.
 import keras
 
 from keras_tpu_estimator import distribute
-from keras_tpu_estimator.model_fn import initialization
-from keras_tpu_estimator.model_fn import store as store_lib
-from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.hooks import fetches as hook_fetches
+from keras_tpu_estimator.model_fn import initialization
+from keras_tpu_estimator.model_fn import store as store_lib
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.spec import ModeKeys
 
 

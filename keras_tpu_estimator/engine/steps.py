@@ -23,12 +23,12 @@ import jax.numpy as jnp
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.metrics import MetricUpdate
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import scaffold as scaffold_lib
 

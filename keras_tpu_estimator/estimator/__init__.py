@@ -4,7 +4,7 @@ Holds `tpu_estimator` (train/evaluate/predict from a `model_dir`), `args`
 (argument checks), `train_plan` (how far training runs, its callbacks),
 `predictions`, `exporting` (`export_saved_model`), `plain` (`Estimator`) and
 `training_specs`. May import `model`, `checkpoint`, `export`, `hooks`,
-`summary`, `model_fn.call` (argument checks), `inputs.input_fn` (`Estimator`
+`summary`, `model_fn.call` and `model_fn.store`, `inputs.input_fn` (`Estimator`
 binds its `input_fn`'s arguments), `spec` and `config`; never `engine` or JAX.
 """
 
@@ -13,8 +13,8 @@ from keras_tpu_estimator.estimator.tpu_estimator import ExportSavedModelApiVersi
 from keras_tpu_estimator.estimator.tpu_estimator import TPUEstimator
 from keras_tpu_estimator.estimator.training_specs import EvalSpec
 from keras_tpu_estimator.estimator.training_specs import Exporter
-from keras_tpu_estimator.estimator.training_specs import TrainSpec
 from keras_tpu_estimator.estimator.training_specs import train_and_evaluate
+from keras_tpu_estimator.estimator.training_specs import TrainSpec
 
 __all__ = [
     "Estimator",

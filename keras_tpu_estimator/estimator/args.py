@@ -16,9 +16,9 @@ import numbers
 
 import numpy as np
 
+from keras_tpu_estimator.checkpoint import warm_starting
 from keras_tpu_estimator.estimator import predictions as predictions_lib
 from keras_tpu_estimator.estimator import train_plan
-from keras_tpu_estimator.checkpoint import warm_starting
 from keras_tpu_estimator.hooks import _common as hook_checks
 
 

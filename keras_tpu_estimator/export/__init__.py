@@ -33,26 +33,30 @@ Predict, Classify and Regress APIs take them), `compatibility` (serving
 programs the oldest possible TensorFlow loads: 2.16), `saved_model`
 (writing the export directory) and `from_checkpoint` (exporting a
 `model_dir`'s checkpoint, as `TPUEstimator.export_saved_model` does).
+
+Layering: may import `checkpoint` and the shared modules (`spec`, `config`,
+`distribute`, `log_lines`, `_keras_internals`); the model to export is passed
+in, so never `model` or `estimator`.
 """
 
-from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion
 from keras_tpu_estimator.export.from_checkpoint import check_api_version
 from keras_tpu_estimator.export.from_checkpoint import check_strip_default_attrs
 from keras_tpu_estimator.export.from_checkpoint import export_checkpoint
+from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion
 from keras_tpu_estimator.export.from_checkpoint import serving_platforms
-from keras_tpu_estimator.export.receivers import SINGLE_FEATURE_DEFAULT_NAME
-from keras_tpu_estimator.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
-from keras_tpu_estimator.export.receivers import ServingInputReceiver
-from keras_tpu_estimator.export.receivers import TensorServingInputReceiver
 from keras_tpu_estimator.export.receivers import build_parsing_serving_input_receiver_fn
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
 from keras_tpu_estimator.export.receivers import call_receiver_fn
 from keras_tpu_estimator.export.receivers import placeholder
+from keras_tpu_estimator.export.receivers import ServingInputReceiver
+from keras_tpu_estimator.export.receivers import SINGLE_FEATURE_DEFAULT_NAME
+from keras_tpu_estimator.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
+from keras_tpu_estimator.export.receivers import TensorServingInputReceiver
 from keras_tpu_estimator.export.saved_model import export_model
 from keras_tpu_estimator.export.saved_model import export_saved_model
 from keras_tpu_estimator.export.saved_model import write_saved_model
-from keras_tpu_estimator.export.signatures import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 from keras_tpu_estimator.export.signatures import build_archive
+from keras_tpu_estimator.export.signatures import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 from keras_tpu_estimator.export.signatures import serving_signatures
 from keras_tpu_estimator.export.tpu import inference_on_tpu
 from keras_tpu_estimator.spec import ClassificationOutput

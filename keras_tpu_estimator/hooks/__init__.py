@@ -59,10 +59,15 @@ tensors hooks hold, the global step handle), `stock` (the
 provided hooks and `CheckpointSaverListener`) and `logging_callback`
 (`LoggingCallback`, `EvaluationLoggingCallback`). The loss values come from the `logs` that
 `EstimatorModel.fit` gives `on_train_batch_end` after each loop.
+
+Layering: may import `engine.logs` (hooks learn from the loop logs) and the
+shared modules; never `model` or `estimator`.
 """
 
 from keras_tpu_estimator.hooks.logging_callback import EvaluationLoggingCallback
 from keras_tpu_estimator.hooks.logging_callback import LoggingCallback
+from keras_tpu_estimator.hooks.session import as_callback
+from keras_tpu_estimator.hooks.session import as_callbacks
 from keras_tpu_estimator.hooks.session import FETCHABLE
 from keras_tpu_estimator.hooks.session import HookCallback
 from keras_tpu_estimator.hooks.session import HostSession
@@ -70,8 +75,6 @@ from keras_tpu_estimator.hooks.session import SessionRunArgs
 from keras_tpu_estimator.hooks.session import SessionRunContext
 from keras_tpu_estimator.hooks.session import SessionRunHook
 from keras_tpu_estimator.hooks.session import SessionRunValues
-from keras_tpu_estimator.hooks.session import as_callback
-from keras_tpu_estimator.hooks.session import as_callbacks
 from keras_tpu_estimator.hooks.stock import CheckpointSaverHook
 from keras_tpu_estimator.hooks.stock import CheckpointSaverListener
 from keras_tpu_estimator.hooks.stock import LoggingTensorHook

@@ -74,7 +74,7 @@ def refuse_strings(batch):
 
     Called on the sample batch each mode is built from and on the batches
     placed on the devices, both after the host transforms of the input
-    (`input_transforms`: feature columns replace the strings they consume
+    (`transforms`: feature columns replace the strings they consume
     by ids), so only strings that would reach the compiled step are refused.
 
     Args:

@@ -25,8 +25,8 @@ import collections
 
 import jax
 
-from keras_tpu_estimator.config import PIPELINE_NAMES as _NAMES
 from keras_tpu_estimator.config import InputPipelineConfig
+from keras_tpu_estimator.config import PIPELINE_NAMES as _NAMES
 from keras_tpu_estimator.spec import ModeKeys
 
 

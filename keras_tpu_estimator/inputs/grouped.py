@@ -1,7 +1,7 @@
 """Batches of several `input_fn` calls, or several batches of one, as one.
 
 `per_host_input_for_training` may call an `input_fn` more than once per
-process, or ask several of its batches for one step (`context.plan_input`):
+process, or ask several of its batches for one step (`deployment.plan_input`):
 `GroupedSource` concatenates them into the step's batch.
 """
 

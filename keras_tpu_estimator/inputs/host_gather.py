@@ -1,7 +1,7 @@
 """Gathering shuffled rows of host arrays into buffers the devices can take as they are.
 
 Arrays too large to keep on the devices (`max_resident_bytes`) are fed by
-gathering each loop's shuffled batches on the host (`inputs.ArraySource`)
+gathering each loop's shuffled batches on the host (`sources.ArraySource`)
 and placing them (`jax.device_put`). On CPU devices, `jax.device_put` takes a
 numpy array without copying it when its data is aligned to 64 bytes, and
 copies it into a new allocation otherwise; numpy aligns large arrays to 16

@@ -16,7 +16,7 @@ stacked. A final short batch is dropped (training, as TPUs need static
 shapes), kept at its exact size (evaluation: every example counts once), or
 padded and marked (prediction: padding rows are cut off again). A short
 batch in the middle of a training input is an error, as are batches that
-change keys, dtypes or shapes (`input_checks`).
+change keys, dtypes or shapes (`checks`).
 
 `engine.ahead` places the chunks ahead of the loop; `tf_data` holds what
 is asked of a dataset.
@@ -28,11 +28,11 @@ import itertools
 import jax
 import numpy as np
 
-from keras_tpu_estimator.inputs import host_gather
 from keras_tpu_estimator.inputs import checks as input_checks
+from keras_tpu_estimator.inputs import host_gather
 from keras_tpu_estimator.inputs import input_fn as input_fn_result
-from keras_tpu_estimator.inputs import transforms as input_transforms
 from keras_tpu_estimator.inputs import tf_data
+from keras_tpu_estimator.inputs import transforms as input_transforms
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
 

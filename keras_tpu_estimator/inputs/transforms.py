@@ -3,7 +3,7 @@
 Some model-side APIs need host work on the raw input: TF1 feature columns
 look up vocabularies and hash strings, which only TensorFlow on the host can
 do (`compat.v1.feature_column`). Such an API registers a transform here; the
-input side (`inputs.as_source`) applies every registered transform to what
+input side (`sources.as_source`) applies every registered transform to what
 an `input_fn` (or `fit`/`evaluate`/`predict`) gives, before reading it: a
 transform maps a `tf.data.Dataset` (`dataset.map`), or arrays, and returns
 anything else unchanged.

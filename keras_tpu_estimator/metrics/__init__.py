@@ -50,6 +50,8 @@ predictions and weights), `means`, `errors`, `confusion`, `thresholds`
 back), `classification` (`mean_per_class_accuracy`, `mean_iou`), `topk`
 (`recall_at_k`, `precision_at_k`, ...), `streaming` (`tf.contrib.metrics`'
 Pearson correlation, covariance, concat).
+
+Layering: may import `spec` only; the engine's steps update these metrics.
 """
 
 from keras_tpu_estimator.metrics.classification import mean_iou
@@ -73,9 +75,9 @@ from keras_tpu_estimator.metrics.operating_point import sensitivity_at_specifici
 from keras_tpu_estimator.metrics.operating_point import specificity_at_sensitivity
 from keras_tpu_estimator.metrics.pairs import MetricPair
 from keras_tpu_estimator.metrics.thresholds import auc
-from keras_tpu_estimator.metrics.thresholds import precision_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import false_negatives_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import false_positives_at_thresholds
+from keras_tpu_estimator.metrics.thresholds import precision_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import recall_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import true_negatives_at_thresholds
 from keras_tpu_estimator.metrics.thresholds import true_positives_at_thresholds
@@ -86,8 +88,8 @@ from keras_tpu_estimator.metrics.topk import recall_at_k
 from keras_tpu_estimator.metrics.topk import recall_at_top_k
 from keras_tpu_estimator.metrics.topk import sparse_average_precision_at_k
 from keras_tpu_estimator.metrics.topk import sparse_precision_at_k
-from keras_tpu_estimator.metrics.update import MetricUpdate
 from keras_tpu_estimator.metrics.update import keras_metric
+from keras_tpu_estimator.metrics.update import MetricUpdate
 
 __all__ = [
     "MetricPair",

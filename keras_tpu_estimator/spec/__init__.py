@@ -23,8 +23,11 @@ for the mode `model_fn` was called in.
 
 Modules, one concept each: `mode_keys` (`ModeKeys`), `export_output`
 (`ExportOutput` and its kinds), `estimator_spec` (`EstimatorSpec`),
-`tpu_estimator_spec` (`TPUEstimatorSpec`, `as_tpu_spec`, `check_spec`) and
-`checks` (the field checks both specs share).
+`tpu_estimator_spec` (`TPUEstimatorSpec`, `as_tpu_spec`, `check_spec`),
+`checks` (the field checks both specs share) and `arguments` (which arguments
+a `model_fn` or `input_fn` takes by name).
+
+Layering: may import `_keras_internals` only; every layer may import it.
 """
 
 from keras_tpu_estimator.spec.checks import describe
@@ -34,9 +37,9 @@ from keras_tpu_estimator.spec.export_output import ExportOutput
 from keras_tpu_estimator.spec.export_output import PredictOutput
 from keras_tpu_estimator.spec.export_output import RegressionOutput
 from keras_tpu_estimator.spec.mode_keys import ModeKeys
-from keras_tpu_estimator.spec.tpu_estimator_spec import TPUEstimatorSpec
 from keras_tpu_estimator.spec.tpu_estimator_spec import as_tpu_spec
 from keras_tpu_estimator.spec.tpu_estimator_spec import check_spec
+from keras_tpu_estimator.spec.tpu_estimator_spec import TPUEstimatorSpec
 
 __all__ = [
     "ClassificationOutput",

@@ -38,6 +38,10 @@ summaries, `read_scalars`), `callback` (`SummaryCallback`), `protos` (TF1's
 summary protos from numpy values), `tf1` (where a TF1 summary is written:
 `model_fn`, host, or TensorFlow's own), `traced` (writing from the compiled
 step) and `contrib` (`tf.contrib.summary`'s writers and recording rules).
+
+Layering: may import `engine.logs`, `model_fn.store` and `model_fn.train_ops`
+(the global step of TF1 summaries) and the shared modules; never `model` or
+`estimator`.
 """
 
 from keras_tpu_estimator.summary.callback import SummaryCallback

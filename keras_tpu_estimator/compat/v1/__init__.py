@@ -28,6 +28,10 @@ follow TF1's paths: `layers`, `nn`, `losses`, `metrics`, `estimator`,
 `feature_column`, `contrib.layers`. Everything runs inside `model_fn` (traced
 by JAX); there is no TensorFlow graph underneath (feature columns also look
 up and hash strings on the host, in the input pipeline).
+
+Layering: may import `model_fn` (store, train ops, the build pass),
+`inputs.transforms`, `checkpoint`, `hooks`, `metrics`, `summary` and the shared
+modules; never `engine`, `model` or `estimator`.
 """
 
 from keras_tpu_estimator.compat.v1 import contrib  # noqa: F401

@@ -10,10 +10,10 @@ or `scaffold_fn` sets initial values from a TensorFlow 1.x/2.x checkpoint
 import keras
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
-from keras_tpu_estimator.model_fn import initialization
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.log_lines import logger
+from keras_tpu_estimator.model_fn import initialization
+from keras_tpu_estimator.model_fn import store as store_lib
 
 
 

@@ -13,20 +13,20 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._global_step import is_step_global_step
 from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import resolve_value
 from keras_tpu_estimator.compat.v1._train_variables import store_variable
 from keras_tpu_estimator.compat.v1._train_variables import unique_path
-from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
+from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.compat.v1.training_ops import assign_add
 from keras_tpu_estimator.compat.v1.training_ops import gradients
-from keras_tpu_estimator.spec import ModeKeys
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.model_fn.train_ops import TrainOp
+from keras_tpu_estimator.spec import ModeKeys
 
 
 def _training():

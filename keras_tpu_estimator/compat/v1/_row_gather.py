@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import keras
 from keras import ops
 
-from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.model_fn import train_ops
 
 
 def _take(params, indices):

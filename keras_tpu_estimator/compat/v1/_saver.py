@@ -18,10 +18,10 @@ value. Exported as `tf1.train.Saver`.
 
 import keras
 
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import store_variable
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.model_fn import store as store_lib
 
 
 class Saver:

@@ -18,8 +18,8 @@ import re
 
 import keras
 
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
+from keras_tpu_estimator.model_fn import store as store_lib
 
 
 class TensorShape(tuple):

@@ -12,8 +12,8 @@ noise = tf1.random_uniform([batch_size, 1, 1, 1], dtype=inputs.dtype)
 import keras
 from keras import ops
 
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
+from keras_tpu_estimator.model_fn import store as store_lib
 # A private alias: `random_ops` is star-imported into `compat.v1`.
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_call as _symbolic_call

@@ -16,8 +16,8 @@ train_op = tf1.group(train_op, [global_step.assign(global_step + 1)])
 import keras
 from keras import ops
 
-from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
 

@@ -38,9 +38,9 @@ import enum
 import keras
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1 import initializers
+from keras_tpu_estimator.model_fn import store as store_lib
 # A private alias: the converter reads this module's public names as TF1's.
 from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer as _resolve_initializer
 # The views and collections, exported here as they always were.
@@ -51,9 +51,9 @@ from keras_tpu_estimator.compat.v1._variable_views import global_variables  # no
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import model_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables  # noqa: F401
-from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import current_graph
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 
 
 class _ReuseMode(enum.Enum):

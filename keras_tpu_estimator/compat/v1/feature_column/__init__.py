@@ -38,8 +38,8 @@ Not supported: the `sequence_*` columns (variable-length sequences need
 static shapes here).
 """
 
-from keras_tpu_estimator.inputs import transforms as _input_transforms
 from keras_tpu_estimator.compat.v1.feature_column import _host
+from keras_tpu_estimator.inputs import transforms as _input_transforms
 from keras_tpu_estimator.compat.v1.feature_column._api import bucketized_column  # noqa: F401
 from keras_tpu_estimator.compat.v1.feature_column._api import categorical_column_with_hash_bucket  # noqa: F401,E501
 from keras_tpu_estimator.compat.v1.feature_column._api import categorical_column_with_identity  # noqa: F401,E501

@@ -11,14 +11,14 @@ private: its names are not part of the TF1 namespace.
 import keras
 import numpy as np
 
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.compat.v1._op_helpers import static_value
-from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
-from keras_tpu_estimator.compat.v1.graph import GraphKeys
+from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import get_collection
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.variables import get_variable
+from keras_tpu_estimator.model_fn import store as store_lib
 
 NHWC, NCHW = "NHWC", "NCHW"
 # The collections the variable store computes: never stored (see `graph`).
