@@ -8,10 +8,10 @@ process, or ask several of its batches for one step (`deployment.plan_input`):
 import jax
 import numpy as np
 
-from keras_tpu_estimator.inputs import sources as inputs
+from keras_tpu_estimator.inputs import sources as sources_lib
 
 
-class GroupedSource(inputs.BatchSource):
+class GroupedSource(sources_lib.BatchSource):
     """Batches of several `input_fn` calls, or several batches of one, as one.
 
     `PER_HOST_V2` makes a process's rows of a step from `group` consecutive
@@ -48,15 +48,15 @@ class GroupedSource(inputs.BatchSource):
                 return
 
     def _batches_of(self, source):
-        if isinstance(source, inputs.ArraySource):
-            for chunk in source.chunks(self.call_batch_size, 1, remainder=inputs.EXACT):
+        if isinstance(source, sources_lib.ArraySource):
+            for chunk in source.chunks(self.call_batch_size, 1, remainder=sources_lib.EXACT):
                 yield jax.tree.map(lambda a: a[0], chunk.data) if chunk.stacked else chunk.data
             return
-        yield from inputs.checked_batches(source._new_iterator())
+        yield from sources_lib.checked_batches(source._new_iterator())
 
     def is_infinite(self):
         return all(
-            isinstance(s, inputs.BatchSource) and s.is_infinite() for s in self.sources
+            isinstance(s, sources_lib.BatchSource) and s.is_infinite() for s in self.sources
         )
 
     def num_steps(self, batch_size, remainder):
@@ -68,5 +68,5 @@ class GroupedSource(inputs.BatchSource):
             return None
         complete = min(counts) // self.group
         # An incomplete group starts when the first call has another batch.
-        return complete + int(remainder != inputs.DROP and counts[0] > complete * self.group)
+        return complete + int(remainder != sources_lib.DROP and counts[0] > complete * self.group)
 

@@ -18,7 +18,7 @@ padded and marked (prediction: padding rows are cut off again). A short
 batch in the middle of a training input is an error, as are batches that
 change keys, dtypes or shapes (`checks`).
 
-`engine.ahead` places the chunks ahead of the loop; `tf_data` holds what
+The engine's feed pads and places the chunks; `tf_data` holds what
 is asked of a dataset.
 """
 
@@ -28,11 +28,11 @@ import itertools
 import jax
 import numpy as np
 
-from keras_tpu_estimator.inputs import checks as input_checks
+from keras_tpu_estimator.inputs import checks
 from keras_tpu_estimator.inputs import host_gather
-from keras_tpu_estimator.inputs import input_fn as input_fn_result
+from keras_tpu_estimator.inputs import input_fn as input_fn_lib
 from keras_tpu_estimator.inputs import tf_data
-from keras_tpu_estimator.inputs import transforms as input_transforms
+from keras_tpu_estimator.inputs import transforms
 
 DROP, EXACT, PAD = "drop", "exact", "pad"
 
@@ -113,8 +113,8 @@ def as_source(x, y=None, *, params=None, mode=None, config=None):
     if callable(x) and not is_dataset(x):
         if y is not None:
             raise ValueError("Argument `y` must be None when `x` is an input_fn.")
-        x = input_fn_result.read(x, params=params, mode=mode, config=config)
-    x = input_transforms.apply(x)  # Host work of model-side APIs (feature columns).
+        x = input_fn_lib.read(x, params=params, mode=mode, config=config)
+    x = transforms.apply(x)  # Host work of model-side APIs (feature columns).
     if is_dataset(x) or (
         not isinstance(x, (tuple, list, dict, np.ndarray))
         and hasattr(x, "__iter__")
@@ -161,7 +161,7 @@ class ArraySource:
     def __init__(self, features, labels=None):
         features = jax.tree.map(np.asarray, features)
         labels = None if labels is None else jax.tree.map(np.asarray, labels)
-        named = input_checks.leaves((features, labels))
+        named = checks.leaves((features, labels))
         sizes = {a.shape[0] if a.ndim else None for _, a in named}
         if len(sizes) != 1 or None in sizes:
             said = ", ".join(
@@ -213,7 +213,7 @@ class ArraySource:
         full, rest = divmod(self.num_examples, batch_size)
         if remainder == DROP and max_steps is not None and max_steps > full \
                 and self.num_examples <= batch_size:
-            raise input_checks.one_batch_trained_longer(self.num_examples, batch_size, full, max_steps)
+            raise checks.one_batch_trained_longer(self.num_examples, batch_size, full, max_steps)
         if max_steps is not None and max_steps < full:
             full, rest = max_steps, 0
         order = (rng or np.random.default_rng()).permutation(self.num_examples) if shuffle else None
@@ -288,7 +288,7 @@ class BatchSource:
             raise ValueError("The input is empty.")
         self._iterator = itertools.chain([element], iterator)
         batch = jax.tree.map(np.asarray, split_batch(element))
-        input_checks.batch_rows(batch, 0)
+        checks.batch_rows(batch, 0)
         return batch
 
     @property
@@ -377,7 +377,7 @@ class BatchSource:
             if rows < batch_size and remainder == DROP and (
                 _length(data) > 1 or self._rest is not None or self._peek()
             ):
-                raise input_checks.short_training_batch(taken, rows, batch_size)
+                raise checks.short_training_batch(taken, rows, batch_size)
             if rows < batch_size:
                 if pending:
                     yield _join(pending, rows=batch_size)
@@ -440,12 +440,12 @@ def _join(pieces, rows):
 
 def _single_runs(elements):
     for position, batch in enumerate(checked_batches(elements)):
-        yield jax.tree.map(lambda a: a[None], batch), input_checks.batch_rows(batch, position)
+        yield jax.tree.map(lambda a: a[None], batch), checks.batch_rows(batch, position)
 
 
 def checked_batches(elements):
     """The batches `(features, labels)` of `elements`, each checked against the first."""
-    check = input_checks.BatchCheck()
+    check = checks.BatchCheck()
     for position, element in enumerate(elements):
         batch = jax.tree.map(np.asarray, split_batch(element))
         check(batch, position)
@@ -458,7 +458,7 @@ def _checked_runs(runs):
     for element, rows in runs:
         batch = split_batch(element)
         if len(set(rows)) > 1:
-            names = [name for name, _ in input_checks.leaves(batch)]
-            raise input_checks.unequal_rows(position, list(zip(names, rows)))
+            names = [name for name, _ in checks.leaves(batch)]
+            raise checks.unequal_rows(position, list(zip(names, rows)))
         position += _length(batch)
         yield batch, int(rows[0])
