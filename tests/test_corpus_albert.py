@@ -68,7 +68,7 @@ def test_albert_fine_tunes_keeps_the_best_checkpoint_predicts_and_exports(progra
          "--albert_config_file=%s" % (data / "albert_config.json"),
          "--init_checkpoint=%s" % (data / "init_ckpt" / "model.ckpt"),
          "--output_dir=%s" % (work / "out"), "--export_dir=%s" % (work / "out" / "export")],
-        work, DRIVER_SUMMARY_STEPS=20, DRIVER_TIMEOUT=300,
+        work, DRIVER_SUMMARY_STEPS=20, DRIVER_TIMEOUT=300, DRIVER_SEED=1,
         DRIVER_TEST_LABELS=data / "test_labels.txt",
     )
     assert result["status"] == "ok"
