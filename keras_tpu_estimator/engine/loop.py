@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import keras
 import numpy as np
 
-from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
@@ -114,19 +114,14 @@ def masked_scan(step, state, xs, count):
     return state, outputs
 
 
-class _ResultsAfterLoop:
-    """A step whose scan loop outputs `results(final state)` too (`METRIC_RESULTS`)."""
+def _outputs_after(program, after):
+    """`program` whose outputs also hold `after(final state)`."""
 
-    def __init__(self, step, results):
-        self.step = step
-        self.results = results
+    def run(state, *args):
+        state, outputs = program(state, *args)
+        return state, {**outputs, **after(state)}
 
-    def around(self, program):
-        def run(state, *args):
-            state, outputs = program(state, *args)
-            return state, {**outputs, METRIC_RESULTS: self.results(state)}
-
-        return run
+    return run
 
 
 class LoopPrograms:
@@ -144,7 +139,7 @@ class LoopPrograms:
     def __init__(self):
         self._compiled = {}
 
-    def get(self, key, step, kind, gather=None, donate=False):
+    def get(self, key, step, kind, gather=None, donate=False, after=None):
         """The compiled program of `step` under `key`, compiled on first use.
 
         Args:
@@ -153,12 +148,14 @@ class LoopPrograms:
             kind: `STACKED`, `INDEXED` or `SINGLE`.
             gather: for `INDEXED` (see `loop_program`).
             donate: donate the input state's buffers to the output state.
+            after: `after(state) -> dict`, more outputs computed in the
+                program from its final state (a `SINGLE` program's final
+                state is its one step's).
         """
         if key not in self._compiled:
-            if isinstance(step, _ResultsAfterLoop):
-                program = step.around(loop_program(step.step, kind, gather))
-            else:
-                program = loop_program(step, kind, gather)
+            program = loop_program(step, kind, gather)
+            if after is not None:
+                program = _outputs_after(program, after)
             self._compiled[key] = jax.jit(program, donate_argnums=(0,) if donate else ())
         return self._compiled[key]
 
@@ -302,15 +299,14 @@ class LoopRunner:
         return stacked
 
     def _program(self, mode, kind):
-        step = self._steps.for_mode(mode)
-        if mode == ModeKeys.EVAL:
-            step = self._with_results(step, kind)
         return self._programs.get(
-            (mode, kind), step, kind, gather=self._gather, donate=mode == ModeKeys.TRAIN,
+            (mode, kind), self._steps.for_mode(mode), kind, gather=self._gather,
+            donate=mode == ModeKeys.TRAIN,
+            after=self._metric_results() if mode == ModeKeys.EVAL else None,
         )
 
-    def _with_results(self, step, kind):
-        """`step` whose loop also outputs the metrics' results (`METRIC_RESULTS`).
+    def _metric_results(self):
+        """`state -> {METRIC_RESULTS: results}`: the EVAL loop's metrics' results.
 
         Computed in the loop's program from its final state, so that reading
         them compiles nothing more. A scan computes them once, after its
@@ -331,17 +327,11 @@ class LoopRunner:
                 except jax.errors.JAXTypeError:
                     # A result computed on the host (numpy over streamed
                     # values): `evaluate` reads every result after the loop.
-                    return {}
+                    return {METRIC_RESULTS: {}}
                 start += count
-            return values
+            return {METRIC_RESULTS: values}
 
-        if kind in (SINGLE, GATHERED):
-            def with_results(state, batch):
-                state, outputs = step(state, batch)
-                return state, {**outputs, METRIC_RESULTS: results(state)}
-
-            return with_results
-        return _ResultsAfterLoop(step, results)
+        return results
 
     def _over_state(self, mode, loop):
         """Runs `loop(state) -> (state, outputs)` over `mode`'s variables.
