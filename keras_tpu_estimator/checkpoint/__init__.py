@@ -55,29 +55,29 @@ from keras_tpu_estimator.checkpoint.directory import CheckpointDirectory
 from keras_tpu_estimator.checkpoint.global_step import load_global_step_from_checkpoint_dir
 from keras_tpu_estimator.checkpoint.model_dir import ModelDirCheckpoints
 from keras_tpu_estimator.checkpoint.model_state import GLOBAL_STEP
+from keras_tpu_estimator.checkpoint.model_state import OPTIMIZER_PREFIX
 from keras_tpu_estimator.checkpoint.model_state import load_checkpoint
 from keras_tpu_estimator.checkpoint.model_state import model_values
-from keras_tpu_estimator.checkpoint.model_state import OPTIMIZER_PREFIX
 from keras_tpu_estimator.checkpoint.model_state import restore_model
 from keras_tpu_estimator.checkpoint.model_state import save_model
+from keras_tpu_estimator.checkpoint.paths import TF_STYLE_PREFIX
 from keras_tpu_estimator.checkpoint.paths import checkpoint_prefix
 from keras_tpu_estimator.checkpoint.paths import checkpoint_step
 from keras_tpu_estimator.checkpoint.paths import latest_checkpoint
 from keras_tpu_estimator.checkpoint.paths import tf_style_path
-from keras_tpu_estimator.checkpoint.paths import TF_STYLE_PREFIX
-from keras_tpu_estimator.checkpoint.readers import checkpoint_reader
 from keras_tpu_estimator.checkpoint.readers import CheckpointReader
 from keras_tpu_estimator.checkpoint.readers import DamagedCheckpointError
+from keras_tpu_estimator.checkpoint.readers import checkpoint_reader
 from keras_tpu_estimator.checkpoint.readers import list_variables
 from keras_tpu_estimator.checkpoint.readers import load_variable
 from keras_tpu_estimator.checkpoint.saver import CheckpointSaver
 from keras_tpu_estimator.checkpoint.saver import NonFiniteWeightsError
 from keras_tpu_estimator.checkpoint.trainer_lock import ModelDirInUseError
 from keras_tpu_estimator.checkpoint.trainer_lock import TrainerLock
-from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
-from keras_tpu_estimator.checkpoint.warm_starting import warm_start
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartReport
 from keras_tpu_estimator.checkpoint.warm_starting import WarmStartSettings
+from keras_tpu_estimator.checkpoint.warm_starting import load_from_reader
+from keras_tpu_estimator.checkpoint.warm_starting import warm_start
 
 __all__ = [
     "CheckpointDirectory",

@@ -17,10 +17,10 @@ import numpy as np
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.metrics import values as metric_values_lib
-from keras_tpu_estimator.model_fn.call import call_model_fn
 from keras_tpu_estimator.model_fn import initialization
 from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.model_fn import train_ops
+from keras_tpu_estimator.model_fn.call import call_model_fn
 from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator.spec import scaffold as scaffold_lib
 

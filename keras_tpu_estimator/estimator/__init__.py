@@ -13,8 +13,8 @@ from keras_tpu_estimator.estimator.tpu_estimator import ExportSavedModelApiVersi
 from keras_tpu_estimator.estimator.tpu_estimator import TPUEstimator
 from keras_tpu_estimator.estimator.training_specs import EvalSpec
 from keras_tpu_estimator.estimator.training_specs import Exporter
-from keras_tpu_estimator.estimator.training_specs import train_and_evaluate
 from keras_tpu_estimator.estimator.training_specs import TrainSpec
+from keras_tpu_estimator.estimator.training_specs import train_and_evaluate
 
 __all__ = [
     "Estimator",

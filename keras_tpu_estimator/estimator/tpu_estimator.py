@@ -29,21 +29,21 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import checkpoint as checkpoint_lib
+from keras_tpu_estimator import export as export_lib
+from keras_tpu_estimator import hooks as hooks_lib
+from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.estimator import args as estimator_args
-from keras_tpu_estimator.estimator.exporting import Exporting
 from keras_tpu_estimator.estimator import predictions as predictions_lib
 from keras_tpu_estimator.estimator import train_plan
-from keras_tpu_estimator import export as export_lib
+from keras_tpu_estimator.estimator.exporting import Exporting
 from keras_tpu_estimator.export import ExportSavedModelApiVersion
-from keras_tpu_estimator import hooks as hooks_lib
 from keras_tpu_estimator.log_lines import logger as _log
 from keras_tpu_estimator.model.estimator_model import EstimatorModel
+from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.model_fn.call import check_model_fn
 from keras_tpu_estimator.model_fn.call import check_params
-from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.spec import ModeKeys
-from keras_tpu_estimator import summary as summary_lib
 
 
 class TPUEstimator(Exporting):

@@ -18,8 +18,8 @@ import math
 import os
 
 from keras_tpu_estimator import hooks as hooks_lib
-from keras_tpu_estimator.spec import ModeKeys
 from keras_tpu_estimator import summary as summary_lib
+from keras_tpu_estimator.spec import ModeKeys
 
 
 def check_step_limits(steps=None, max_steps=None):

@@ -29,8 +29,8 @@ import os
 import time
 
 from keras_tpu_estimator.estimator.tpu_estimator import TPUEstimator
-from keras_tpu_estimator.hooks import _common as hook_checks
 from keras_tpu_estimator.hooks import CheckpointSaverListener
+from keras_tpu_estimator.hooks import _common as hook_checks
 from keras_tpu_estimator.log_lines import logger as _log
 
 

@@ -39,24 +39,24 @@ Layering: may import `checkpoint` and the shared modules (`spec`, `config`,
 in, so never `model` or `estimator`.
 """
 
+from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion
 from keras_tpu_estimator.export.from_checkpoint import check_api_version
 from keras_tpu_estimator.export.from_checkpoint import check_strip_default_attrs
 from keras_tpu_estimator.export.from_checkpoint import export_checkpoint
-from keras_tpu_estimator.export.from_checkpoint import ExportSavedModelApiVersion
 from keras_tpu_estimator.export.from_checkpoint import serving_platforms
+from keras_tpu_estimator.export.receivers import SINGLE_FEATURE_DEFAULT_NAME
+from keras_tpu_estimator.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
+from keras_tpu_estimator.export.receivers import ServingInputReceiver
+from keras_tpu_estimator.export.receivers import TensorServingInputReceiver
 from keras_tpu_estimator.export.receivers import build_parsing_serving_input_receiver_fn
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
 from keras_tpu_estimator.export.receivers import call_receiver_fn
 from keras_tpu_estimator.export.receivers import placeholder
-from keras_tpu_estimator.export.receivers import ServingInputReceiver
-from keras_tpu_estimator.export.receivers import SINGLE_FEATURE_DEFAULT_NAME
-from keras_tpu_estimator.export.receivers import SINGLE_RECEIVER_DEFAULT_NAME
-from keras_tpu_estimator.export.receivers import TensorServingInputReceiver
 from keras_tpu_estimator.export.saved_model import export_model
 from keras_tpu_estimator.export.saved_model import export_saved_model
 from keras_tpu_estimator.export.saved_model import write_saved_model
-from keras_tpu_estimator.export.signatures import build_archive
 from keras_tpu_estimator.export.signatures import DEFAULT_SERVING_SIGNATURE_DEF_KEY
+from keras_tpu_estimator.export.signatures import build_archive
 from keras_tpu_estimator.export.signatures import serving_signatures
 from keras_tpu_estimator.export.tpu import inference_on_tpu
 from keras_tpu_estimator.spec import ClassificationOutput

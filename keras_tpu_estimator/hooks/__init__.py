@@ -66,8 +66,6 @@ shared modules; never `model` or `estimator`.
 
 from keras_tpu_estimator.hooks.logging_callback import EvaluationLoggingCallback
 from keras_tpu_estimator.hooks.logging_callback import LoggingCallback
-from keras_tpu_estimator.hooks.session import as_callback
-from keras_tpu_estimator.hooks.session import as_callbacks
 from keras_tpu_estimator.hooks.session import FETCHABLE
 from keras_tpu_estimator.hooks.session import HookCallback
 from keras_tpu_estimator.hooks.session import HostSession
@@ -75,6 +73,8 @@ from keras_tpu_estimator.hooks.session import SessionRunArgs
 from keras_tpu_estimator.hooks.session import SessionRunContext
 from keras_tpu_estimator.hooks.session import SessionRunHook
 from keras_tpu_estimator.hooks.session import SessionRunValues
+from keras_tpu_estimator.hooks.session import as_callback
+from keras_tpu_estimator.hooks.session import as_callbacks
 from keras_tpu_estimator.hooks.stock import CheckpointSaverHook
 from keras_tpu_estimator.hooks.stock import CheckpointSaverListener
 from keras_tpu_estimator.hooks.stock import LoggingTensorHook

@@ -88,8 +88,8 @@ from keras_tpu_estimator.metrics.topk import recall_at_k
 from keras_tpu_estimator.metrics.topk import recall_at_top_k
 from keras_tpu_estimator.metrics.topk import sparse_average_precision_at_k
 from keras_tpu_estimator.metrics.topk import sparse_precision_at_k
-from keras_tpu_estimator.metrics.update import keras_metric
 from keras_tpu_estimator.metrics.update import MetricUpdate
+from keras_tpu_estimator.metrics.update import keras_metric
 
 __all__ = [
     "MetricPair",

@@ -11,24 +11,24 @@ model's parts, compile, building and export; `fit`/`evaluate`/`predict` are
 
 import keras
 
-from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import inputs
+from keras_tpu_estimator import strategy as strategy_lib
+from keras_tpu_estimator.config import RunConfig
 from keras_tpu_estimator.engine import feed as feed_lib
 from keras_tpu_estimator.engine import loop as loop_lib
+from keras_tpu_estimator.engine import steps as steps_lib
 from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine.program import ModelFnProgram
-from keras_tpu_estimator.engine import steps as steps_lib
-from keras_tpu_estimator import inputs
 from keras_tpu_estimator.inputs import checks as input_checks
-from keras_tpu_estimator.model.batches import OneBatch
 from keras_tpu_estimator.model import saving as model_saving
+from keras_tpu_estimator.model.batches import OneBatch
 from keras_tpu_estimator.model.saving import Saving
 from keras_tpu_estimator.model.summary import Summary
 from keras_tpu_estimator.model.trainer import LoopTrainer
 from keras_tpu_estimator.model_fn.call import check_model_fn
 from keras_tpu_estimator.model_fn.call import check_params
 from keras_tpu_estimator.spec import ModeKeys
-from keras_tpu_estimator import strategy as strategy_lib
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 

@@ -14,10 +14,11 @@ import numpy as np
 
 from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator import summary as summary_lib
 from keras_tpu_estimator.engine import feed as feed_lib
-from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import logs as logs_lib
+from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES
 from keras_tpu_estimator.engine.loop import METRIC_RESULTS
@@ -27,7 +28,6 @@ from keras_tpu_estimator.hooks import fetches as hook_fetches
 from keras_tpu_estimator.inputs import reader
 from keras_tpu_estimator.inputs import sources
 from keras_tpu_estimator.spec import ModeKeys
-from keras_tpu_estimator import summary as summary_lib
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 

@@ -37,9 +37,9 @@ from keras_tpu_estimator.spec.export_output import ExportOutput
 from keras_tpu_estimator.spec.export_output import PredictOutput
 from keras_tpu_estimator.spec.export_output import RegressionOutput
 from keras_tpu_estimator.spec.mode_keys import ModeKeys
+from keras_tpu_estimator.spec.tpu_estimator_spec import TPUEstimatorSpec
 from keras_tpu_estimator.spec.tpu_estimator_spec import as_tpu_spec
 from keras_tpu_estimator.spec.tpu_estimator_spec import check_spec
-from keras_tpu_estimator.spec.tpu_estimator_spec import TPUEstimatorSpec
 
 __all__ = [
     "ClassificationOutput",

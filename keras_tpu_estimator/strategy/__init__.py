@@ -35,19 +35,19 @@ never `model` or `estimator`.
 
 from keras_tpu_estimator.strategy.datasets import DistributedDataset
 from keras_tpu_estimator.strategy.datasets import DistributedIterator
+from keras_tpu_estimator.strategy.towers import MultiStepContext
+from keras_tpu_estimator.strategy.towers import PerReplica
+from keras_tpu_estimator.strategy.towers import TOWER_AXIS
+from keras_tpu_estimator.strategy.towers import TowerContext
+from keras_tpu_estimator.strategy.towers import VariableAggregation
 from keras_tpu_estimator.strategy.towers import aggregation_name
 from keras_tpu_estimator.strategy.towers import get_replica_context
 from keras_tpu_estimator.strategy.towers import get_tower_context
 from keras_tpu_estimator.strategy.towers import is_per_replica
-from keras_tpu_estimator.strategy.towers import MultiStepContext
-from keras_tpu_estimator.strategy.towers import PerReplica
 from keras_tpu_estimator.strategy.towers import split_rows
-from keras_tpu_estimator.strategy.towers import TOWER_AXIS
 from keras_tpu_estimator.strategy.towers import tower_context_scope
-from keras_tpu_estimator.strategy.towers import TowerContext
-from keras_tpu_estimator.strategy.towers import VariableAggregation
-from keras_tpu_estimator.strategy.tpu_strategy import current_strategy
 from keras_tpu_estimator.strategy.tpu_strategy import TPUStrategy
+from keras_tpu_estimator.strategy.tpu_strategy import current_strategy
 
 __all__ = [
     "DistributedDataset",

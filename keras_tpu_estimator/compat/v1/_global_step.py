@@ -9,8 +9,8 @@ program increments it (`minimize(global_step=...)`,
 
 import keras
 
-from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.hooks.fetches import GLOBAL_STEP
 from keras_tpu_estimator.model_fn import store as store_lib
 from keras_tpu_estimator.model_fn import train_ops

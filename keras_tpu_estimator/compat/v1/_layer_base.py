@@ -11,9 +11,9 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import current_graph
-from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.variables import absolute_scope
 from keras_tpu_estimator.compat.v1.variables import check_reuse
 from keras_tpu_estimator.compat.v1.variables import variable_scope

@@ -13,10 +13,10 @@ from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import resolve_value
 from keras_tpu_estimator.compat.v1._train_variables import store_variable
 from keras_tpu_estimator.compat.v1._train_variables import unique_path
+from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import global_variables
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
-from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.model_fn.train_ops import TrainOp
 

@@ -9,8 +9,8 @@ per `model_fn` call as TF1 made them unique in its graph.
 import keras
 from keras import ops
 
-from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1.variables import absolute_scope
 from keras_tpu_estimator.model_fn import store as store_lib
 

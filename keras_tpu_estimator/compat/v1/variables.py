@@ -51,9 +51,9 @@ from keras_tpu_estimator.compat.v1._variable_views import global_variables  # no
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import model_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables  # noqa: F401
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import current_graph
-from keras_tpu_estimator.compat.v1.graph import GraphKeys
 
 
 class _ReuseMode(enum.Enum):

@@ -41,15 +41,15 @@ import collections
 import jax
 import keras
 
+from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1._layer_base import _to_snake_case
 from keras_tpu_estimator.compat.v1._op_helpers import is_symbolic_dim
 from keras_tpu_estimator.compat.v1._op_helpers import static_value
 from keras_tpu_estimator.compat.v1._variable_views import TensorShape
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
-from keras_tpu_estimator.compat.v1 import dtypes
+from keras_tpu_estimator.compat.v1.variables import VariableScope
 from keras_tpu_estimator.compat.v1.variables import get_variable
 from keras_tpu_estimator.compat.v1.variables import variable_scope
-from keras_tpu_estimator.compat.v1.variables import VariableScope
 from keras_tpu_estimator.model_fn import store as store_lib
 
 

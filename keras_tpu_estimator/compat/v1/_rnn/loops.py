@@ -29,10 +29,10 @@ from keras import ops
 
 from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
 from keras_tpu_estimator.compat.v1._rnn.cell_base import map_sizes
+from keras_tpu_estimator.compat.v1._rnn.wrappers import LoopKeys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import draw_loop_keys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import existing_seed_generator
 from keras_tpu_estimator.compat.v1._rnn.wrappers import loop_keys
-from keras_tpu_estimator.compat.v1._rnn.wrappers import LoopKeys
 from keras_tpu_estimator.compat.v1._rnn.wrappers import seed_generator_at
 from keras_tpu_estimator.compat.v1.variables import variable_scope
 from keras_tpu_estimator.model_fn import store as store_lib

@@ -24,10 +24,10 @@ import jax
 from keras import ops
 
 from keras_tpu_estimator import _keras_internals
-from keras_tpu_estimator.compat.v1._rnn.cell_base import all_symbolic
-from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
 from keras_tpu_estimator.compat.v1._rnn.cell_base import LSTMStateTuple
 from keras_tpu_estimator.compat.v1._rnn.cell_base import RNNCell
+from keras_tpu_estimator.compat.v1._rnn.cell_base import all_symbolic
+from keras_tpu_estimator.compat.v1._rnn.cell_base import is_symbolic
 from keras_tpu_estimator.compat.v1.variables import variable_scope
 from keras_tpu_estimator.model_fn import store as store_lib
 

@@ -23,8 +23,8 @@ fresh start, before a `model_dir` checkpoint (which wins) is restored.
 
 import keras
 
-from keras_tpu_estimator.checkpoint import checkpoint_reader as _checkpoint_reader
 from keras_tpu_estimator.checkpoint import WarmStartReport as _WarmStartReport
+from keras_tpu_estimator.checkpoint import checkpoint_reader as _checkpoint_reader
 from keras_tpu_estimator.compat.v1 import dtypes as _dtypes
 from keras_tpu_estimator.compat.v1 import graph as _graph
 from keras_tpu_estimator.compat.v1 import training_ops as _training_ops
@@ -33,8 +33,8 @@ from keras_tpu_estimator.model_fn import initialization as _initialization
 from keras_tpu_estimator.model_fn import store as _store
 from keras_tpu_estimator.compat.v1._global_step import get_global_step  # noqa: F401
 from keras_tpu_estimator.compat.v1._global_step import get_or_create_global_step  # noqa: F401
-from keras_tpu_estimator.compat.v1._variable_views import keras_variable as _keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import VariableView as _VariableView
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable as _keras_variable
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import arg_scope  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import arg_scoped_arguments  # noqa: F401

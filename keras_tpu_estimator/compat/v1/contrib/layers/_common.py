@@ -12,11 +12,11 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator.compat.v1._op_helpers import static_value
-from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import VariableView
+from keras_tpu_estimator.compat.v1._variable_views import keras_variable
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import get_collection
-from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.variables import get_variable
 from keras_tpu_estimator.model_fn import store as store_lib
 
