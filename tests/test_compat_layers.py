@@ -465,9 +465,11 @@ def test_batch_normalization_fused_raises_epsilon_to_the_kernels_minimum(fused, 
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-7)
 
 
-def test_batch_normalization_fused_needs_a_4d_input():
-    with pytest.raises(ValueError, match="fused=True"):
-        run(lambda: tf1.layers.batch_normalization(X, fused=True, training=True))
+def test_batch_normalization_fused_on_a_2d_input_takes_the_non_fused_path():
+    # As TF1 did (tests/test_batch_norm_fused_fallback.py has the whole table).
+    out = run(lambda: tf1.layers.batch_normalization(X, fused=True, training=True))
+    expected = (X - X.mean(0)) / np.sqrt(X.var(0) + 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_dropout_drops_only_in_training_and_rescales():

@@ -4,7 +4,7 @@ Every op in the table runs inside a `model_fn` four ways, through the
 library's own machinery (`ModelFnProgram`, `ModelParts`, `Steps`):
 
 - eagerly (the PREDICT step, un-jitted): the reference;
-- in the symbolic build pass: the outputs have the reference's shapes and dtypes;
+- in the build pass (abstract values): the outputs have the reference's shapes and dtypes;
 - in the compiled step (`jax.jit`): the reference's values;
 - under `jax.export` with a polymorphic batch dimension, as
   `export_saved_model` serves it: the reference's values.
@@ -405,7 +405,7 @@ class _Program:
 
         def model_fn(features, mode):
             outputs = _leaves(fn(features))
-            if isinstance(features["m"], keras.KerasTensor):
+            if self.symbolic is None:  # The build pass: abstract values.
                 self.symbolic = outputs
             return TPUEstimatorSpec(mode=mode, predictions=outputs)
 

@@ -47,6 +47,8 @@ def converted(body):
         ("tf.variable_scope('a', reuse=tf.AUTO_REUSE)", "tf1.variable_scope('a', reuse=tf1.AUTO_REUSE)", TF1),
         ("tf.get_collection(tf.GraphKeys.UPDATE_OPS)", "tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)", TF1),
         ("tf.reduce_mean(tf.cast(x, tf.float32))", "tf1.reduce_mean(tf1.cast(x, tf1.float32))", TF1),
+        ("tf.scatter_nd(i, u, [8])", "tf1.scatter_nd(i, u, [8])", TF1),
+        ("tf.compat.v1.tensor_scatter_nd_update(x, i, u)", "tf1.tensor_scatter_nd_update(x, i, u)", TF1),
     ],
 )
 def test_model_side_names_are_rewritten(before, after, imports):
@@ -232,10 +234,10 @@ def test_unconvertible_calls_are_reported_and_left_alone(call, advice):
 
 
 def test_tensorflow_ops_left_in_model_fn_are_warned_about():
-    source = HEADER + "def model_fn(features, labels, mode, params):\n    return tf.image.resize(features, (2, 2))\n"
+    source = HEADER + "def model_fn(features, labels, mode, params):\n    return tf.signal.rfft(features)\n"
     [warning] = convert.convert_source(source).changes
     assert warning.level == "WARNING"
-    assert "'tf.image.resize' left on TensorFlow" in warning.message
+    assert "'tf.signal.rfft' left on TensorFlow" in warning.message
 
 
 def test_report_lists_every_change_with_file_line_and_column():

@@ -161,6 +161,8 @@ def test_an_alias_of_a_value_is_an_ordinary_variable():
         ("x.get_shape()", "x.shape"),
         ("tf.dimension_value(x.shape[0])", "x.shape[0]"),
         ("tf.reshape(x, [-1]).shape.ndims", "len(tf1.reshape(x, [-1]).shape)"),
+        ("'shape: %s' % x.shape", "'shape: %s' % (x.shape,)"),
+        ("'shape: %s' % x.get_shape()", "'shape: %s' % (x.shape,)"),
     ],
 )
 def test_tf1_shape_idioms_become_tuple_operations(before, after):
@@ -221,7 +223,7 @@ def test_a_block_left_empty_gets_pass():
     assert result.source == "\nif True:\n    pass\n"
 
 
-def test_tpu_cluster_resolvers_become_none_and_say_why():
+def test_tpu_cluster_resolvers_become_the_local_resolver_and_say_why():
     result = converted("""\
         import tensorflow.compat.v1 as tf
 
@@ -230,7 +232,7 @@ def test_tpu_cluster_resolvers_become_none_and_say_why():
                 FLAGS.tpu, zone=FLAGS.tpu_zone, project=FLAGS.gcp_project)
             return tf.estimator.tpu.RunConfig(cluster=resolver)
         """)
-    assert "resolver = None\n" in result.source
+    assert "resolver = tf1.distribute.cluster_resolver.TPUClusterResolver(\n" in result.source
     assert not result.errors
     [note] = [c for c in result.changes if "TPUClusterResolver" in c.message]
     assert "needs no TPU name" in note.message

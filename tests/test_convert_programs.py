@@ -76,13 +76,15 @@ def test_the_model_side_is_found_through_every_form_of_import(
             "from tensorflow.contrib import cluster_resolver as contrib_cluster_resolver\n\n"
             "def main():\n"
             "    return contrib_cluster_resolver.TPUClusterResolver(FLAGS.tpu, zone=FLAGS.zone)\n",
-            "\ndef main():\n    return None\n",
+            TF1_IMPORT + "\ndef main():\n    return tf1.distribute.cluster_resolver."
+            "TPUClusterResolver(FLAGS.tpu, zone=FLAGS.zone)\n",
         ),
         (
             "import tensorflow.compat.v1 as tf\n\n"
             "def main():\n"
             "    return tf.distribute.cluster_resolver.TPUClusterResolver(tpu=FLAGS.tpu)\n",
-            "\ndef main():\n    return None\n",
+            TF1_IMPORT + "\ndef main():\n    return tf1.distribute.cluster_resolver."
+            "TPUClusterResolver(tpu=FLAGS.tpu)\n",
         ),
         (  # DCGAN, EfficientNet
             "from tensorflow.python.estimator import estimator\n\n"

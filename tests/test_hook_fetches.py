@@ -2,8 +2,10 @@
 
 The hooks here are written as TensorFlow 1 programs write them (ELECTRA's
 `ETAHook`, `LoggingTensorHook(tensors={"loss": loss})` built in `model_fn`).
-A `session.run` of a TPU loop gave the values of the loop's last step, and
-so do these: `after_run` runs once per loop.
+With `use_tpu=False` TensorFlow ran hooks around every step, and so do
+these (`after_run` once per step, each with its step's values); a
+`session.run` of a TPU loop gave the values of the loop's last step, and so
+do these with `use_tpu=True` (`after_run` once per loop).
 """
 
 import logging
@@ -105,10 +107,10 @@ def model_fn_with(make_hooks, tf1_optimizer=False):
     return model_fn
 
 
-def estimator(tmp_path, model_fn, loop):
+def estimator(tmp_path, model_fn, loop, use_tpu=True):
     return kte.TPUEstimator(
         model_fn, config=estimator_config(tmp_path, save_every=1000, loop=loop),
-        train_batch_size=BATCH, eval_batch_size=BATCH, predict_batch_size=BATCH, use_tpu=False,
+        train_batch_size=BATCH, eval_batch_size=BATCH, predict_batch_size=BATCH, use_tpu=use_tpu,
     )
 
 
@@ -117,19 +119,20 @@ def spec_hook(est, mode):
     return hook
 
 
-# The loops of 10 steps, `loop` steps each: their last steps.
-LAST_STEPS = {1: list(range(10)), 4: [3, 7, 9]}
+# The runs of 10 steps in loops of `loop` steps, (use_tpu, loop): their (last) steps.
+LAST_STEPS = {(True, 1): list(range(10)), (True, 4): [3, 7, 9], (False, 4): list(range(10))}
 
 
-@pytest.mark.parametrize("loop", [1, 4])
-def test_a_hook_built_in_model_fn_fetches_the_loss_of_each_loops_last_step(tmp_path, loop):
-    est = estimator(tmp_path, model_fn_with(lambda mode, t: [ETAHook({"loss": t["loss"]})]), loop)
+@pytest.mark.parametrize("use_tpu, loop", list(LAST_STEPS), ids=["tpu-1", "tpu-4", "cpu-4"])
+def test_a_hook_built_in_model_fn_fetches_the_loss_of_each_runs_last_step(tmp_path, use_tpu, loop):
+    est = estimator(tmp_path, model_fn_with(lambda mode, t: [ETAHook({"loss": t["loss"]})]), loop,
+                    use_tpu)
     est.train(input_fn_of(batch_sums(10)), max_steps=10)
     seen = spec_hook(est, TRAIN).seen
     steps = [s for s, _ in seen]
     losses = [r["loss"] for _, r in seen]
-    assert steps == [k + 1 for k in LAST_STEPS[loop]]
-    np.testing.assert_allclose(losses, [1 - 0.1 * k for k in LAST_STEPS[loop]], atol=1e-6)
+    assert steps == [k + 1 for k in LAST_STEPS[use_tpu, loop]]
+    np.testing.assert_allclose(losses, [1 - 0.1 * k for k in LAST_STEPS[use_tpu, loop]], atol=1e-6)
 
 
 def test_fetched_values_are_those_of_the_step_not_of_another(tmp_path):
@@ -140,12 +143,14 @@ def test_fetched_values_are_those_of_the_step_not_of_another(tmp_path):
     assert all(isinstance(r, list) for r in results)
 
 
-def test_the_tf1_global_step_variable_of_model_fn_is_fetched_after_the_loop(tmp_path):
+@pytest.mark.parametrize("use_tpu", [True, False], ids=["tpu", "cpu"])
+def test_the_tf1_global_step_variable_of_model_fn_is_the_step_the_run_read(tmp_path, use_tpu):
     est = estimator(
-        tmp_path, model_fn_with(lambda mode, t: [Fetcher({"step": t["global_step"]})], True), 4
+        tmp_path, model_fn_with(lambda mode, t: [Fetcher({"step": t["global_step"]})], True), 4,
+        use_tpu,
     )
     est.train(input_fn_of(batch_sums(10)), max_steps=10)
-    assert [int(r["step"]) for r in spec_hook(est, TRAIN).results] == [4, 8, 10]
+    assert [int(r["step"]) for r in spec_hook(est, TRAIN).results] == LAST_STEPS[use_tpu, 4]
 
 
 def test_get_or_create_global_step_outside_model_fn_is_the_handle_hooks_fetch(tmp_path):
@@ -163,20 +168,21 @@ def test_get_or_create_global_step_outside_model_fn_is_the_handle_hooks_fetch(tm
     hook = StepHook()
     est = estimator(tmp_path, model_fn_with(lambda mode, t: []), 4)
     est.train(input_fn_of(batch_sums(10)), hooks=[hook], max_steps=10)
-    assert hook.steps == [4, 8, 10]
+    assert hook.steps == [3, 7, 9]  # What the loops' last steps read (TF's stale step).
 
 
 def test_logging_tensor_hook_of_model_fn_logs_the_tensors(tmp_path, caplog):
     est = estimator(
         tmp_path,
-        model_fn_with(lambda mode, t: [kte.LoggingTensorHook({"loss": t["loss"]}, every_n_iter=4)]),
+        model_fn_with(lambda mode, t: [kte.LoggingTensorHook({"loss": t["loss"]}, every_n_iter=2)]),
         4,
     )
     with caplog.at_level(logging.INFO, logger="keras_tpu_estimator"):
         est.train(input_fn_of(batch_sums(10)), max_steps=10)
     logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("loss = ")]
     values = [float(m.split(" (")[0].removeprefix("loss = ")) for m in logged]
-    np.testing.assert_allclose(values, [0.7, 0.3], atol=1e-6)  # At steps 4 and 8.
+    # Runs 0 and 2 (of 3 loops, as TF counted session.runs): the loops' last steps 3 and 9.
+    np.testing.assert_allclose(values, [0.7, 0.1], atol=1e-6)
 
 
 @pytest.mark.parametrize("mode", [EVAL, PREDICT])

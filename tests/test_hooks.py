@@ -128,14 +128,14 @@ def test_hook_methods_run_once_per_session_and_once_per_loop():
     )
 
 
-FETCH_CASES = {  # fetches -> results of the loops ending at steps 4, 8, 10
-    "none": (None, [None, None, None]),
-    "name": ("global_step", [4, 8, 10]),
-    "list": (["global_step"], [[4], [8], [10]]),
-    "tuple": (("global_step",), [(4,), (8,), (10,)]),
+FETCH_CASES = {  # fetches -> results of the loops ending at steps 4, 8, 10: the global
+    "none": (None, [None, None, None]),  # step their last step read (TF's, before its increment).
+    "name": ("global_step", [3, 7, 9]),
+    "list": (["global_step"], [[3], [7], [9]]),
+    "tuple": (("global_step",), [(3,), (7,), (9,)]),
     "dict": (
         {"step": "global_step", "nested": ["global_step"]},
-        [{"step": s, "nested": [s]} for s in (4, 8, 10)],
+        [{"step": s, "nested": [s]} for s in (3, 7, 9)],
     ),
 }
 
@@ -293,14 +293,14 @@ def parse(message):
     return head + "loss = ", float(number), rest[len(number):][:2]
 
 
-def test_logging_tensor_hook_logs_after_the_first_loop_and_each_new_multiple(caplog):
+def test_logging_tensor_hook_on_a_tpu_counts_loops_as_tensorflow_counted_runs(caplog):
     caplog.set_level(logging.INFO, LOGGER)
     hook = hooks.LoggingTensorHook(["global_step", "loss"], every_n_iter=4)
     fit(estimator_model(linear_fn, loop=2), [hook], steps=10)  # Loops end at 2, 4, 6, 8, 10.
-    logged = messages(caplog)
-    assert [m.split(",")[0] for m in logged] == ["global_step = 2", "global_step = 4", "global_step = 8"]
-    assert parse(logged[0]) == ("global_step = 2, loss = ", pytest.approx(0.9), "")
-    assert parse(logged[1])[1:] == (pytest.approx(0.7), " (")
+    logged = messages(caplog)  # Runs 0 and 4: the loops' last steps, 1 and 9.
+    assert [m.split(",")[0] for m in logged] == ["global_step = 1", "global_step = 9"]
+    assert parse(logged[0]) == ("global_step = 1, loss = ", pytest.approx(0.9), "")
+    assert parse(logged[1])[1:] == (pytest.approx(0.1), " (")
     assert logged[1].endswith(" sec)")
 
 
@@ -313,26 +313,26 @@ def test_logging_tensor_hook_orders_dict_tags_and_accepts_a_formatter(caplog):
     fit(estimator_model(linear_fn, loop=2), [dict_hook, formatted], steps=2)
     first, second = messages(caplog)
     assert parse(first) == ("a_loss = ", pytest.approx(0.9), ", ")
-    assert first.endswith(", step = 2") and second == "at 2"
+    assert first.endswith(", step = 1") and second == "at 1"
 
 
 def test_logging_tensor_hook_at_end_logs_the_last_values_once(caplog):
     caplog.set_level(logging.INFO, LOGGER)
     fit(estimator_model(linear_fn, loop=4), [hooks.LoggingTensorHook(["global_step"], at_end=True)], steps=10)
-    assert messages(caplog) == ["global_step = 10"]
+    assert messages(caplog) == ["global_step = 9"]
 
 
 def test_logging_tensor_hook_every_n_secs_logs_when_the_time_has_passed(caplog):
     caplog.set_level(logging.INFO, LOGGER)
 
-    class Slow(hooks.SessionRunHook):
-        def after_run(self, run_context, run_values):
+    class Slow(hooks.SessionRunHook):  # The hook decides in before_run, as TensorFlow's.
+        def before_run(self, run_context):
             time.sleep(0.06)
 
     hook = hooks.LoggingTensorHook(["global_step"], every_n_secs=0.05)
     fit(estimator_model(linear_fn, loop=2), [Slow(), hook], steps=6)
     assert [m.split(" (")[0] for m in messages(caplog)] == [
-        "global_step = 2", "global_step = 4", "global_step = 6"
+        "global_step = 1", "global_step = 3", "global_step = 5"
     ]
 
 
@@ -402,13 +402,15 @@ def test_logging_callback_logs_loss_and_steps_per_second(caplog):
     caplog.set_level(logging.INFO, LOGGER)
     model = estimator_model(linear_fn, loop=2)
     model.fit((ones(10), None), callbacks=[hooks.LoggingCallback(4)], shuffle=False, verbose=0)
-    logged = messages(caplog)[:-1]  # Loops end at 2, 4, 6, 8, 10: logs at 2, 4, 8.
+    # Loops end at 2, 4, ..., 10: the loss of the loops starting at 0, 4, 8 (steps 1, 5, 9),
+    # the rate at 6 and 10 (2 starts the clock).
+    logged = messages(caplog)[:-1]
     assert len(logged) == 5
-    assert parse(logged[0]) == ("loss = ", pytest.approx(0.9), ", ") and logged[0].endswith("step = 2")
+    assert parse(logged[0]) == ("loss = ", pytest.approx(0.9), ", ") and logged[0].endswith("step = 1")
     assert logged[1].startswith("global_step/sec: ") and float(logged[1].split(": ")[1]) > 0
-    assert parse(logged[2])[1] == pytest.approx(0.7) and re.search(r"step = 4 \(\d+\.\d{3} sec\)$", logged[2])
+    assert parse(logged[2])[1] == pytest.approx(0.5) and re.search(r"step = 5 \(\d+\.\d{3} sec\)$", logged[2])
     assert logged[3].startswith("global_step/sec: ")
-    assert parse(logged[4])[1] == pytest.approx(0.3) and ", step = 8 (" in logged[4]
+    assert parse(logged[4])[1] == pytest.approx(0.1) and ", step = 9 (" in logged[4]
 
 
 def test_logging_callback_logs_the_loss_of_the_final_step_when_training_ends(caplog):
@@ -464,7 +466,7 @@ def test_hook_callback_fetches_the_loss_and_losses_from_the_logs():
     callback.on_train_begin()
     run_loop(callback, model, 5, [0.5, 0.25])
     result = recorder.results[0]
-    assert result["loss"] == pytest.approx(0.25) and result["step"] == 7
+    assert result["loss"] == pytest.approx(0.25) and result["step"] == 6
     np.testing.assert_allclose(result["losses"], [0.5, 0.25])
 
 
@@ -516,10 +518,10 @@ def test_logging_callback_reads_the_loss_and_step_from_the_logs(caplog):
     callback.on_train_begin()
     for first, losses in [(0, [0.5, 0.375]), (2, [0.25, 0.125]), (4, [0.0625, 0.03125])]:
         callback.on_train_batch_end(first + 1, loop_logs(first, losses))
-    logged = messages(caplog)  # Loops end at 2, 4, 6: logs at 2 and 4.
-    assert logged[0] == "loss = 0.375, step = 2"
+    logged = messages(caplog)  # Loops start at 0, 2, 4: logs of the first and the third.
+    assert logged[0] == "loss = 0.375, step = 1"
     assert logged[1].startswith("global_step/sec: ")
-    assert re.fullmatch(r"loss = 0\.125, step = 4 \(\d+\.\d{3} sec\)", logged[2])
+    assert re.fullmatch(r"loss = 0\.03125, step = 5 \(\d+\.\d{3} sec\)", logged[2])
     assert len(logged) == 3
 
 

@@ -109,6 +109,46 @@ def test_a_dataset_is_read_once_per_pass(tmp_path, mode, inner_shape):
     assert sorted(reads) == list(range(N))
 
 
+def streamed(opens, iterator_tensors):
+    """An input_fn over a stream of the N example indices, which can be read
+    once: its generator counts how often it is opened. With
+    `iterator_tensors`, it returns a one-shot iterator's tensors (TF1's way),
+    which an eager call would read a batch of before the graph reads them."""
+    stream = iter(range(N))
+
+    def generate():
+        opens.append(1)
+        for i in stream:
+            yield {"i": np.int32(i)}
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_generator(
+            generate, output_signature={"i": tf.TensorSpec([], tf.int32)})
+        dataset = dataset.batch(params["batch_size"], drop_remainder=True)
+        return one_shot(dataset) if iterator_tensors else dataset
+
+    return input_fn
+
+
+@pytest.mark.parametrize("iterator_tensors", [False, True], ids=["dataset", "iterator tensors"])
+def test_a_generator_over_a_stream_is_opened_once_to_train_and_once_to_evaluate(
+        tmp_path, iterator_tensors):
+    opens = []
+    model = estimator(tmp_path)
+    model.train(streamed(opens, iterator_tensors))
+    assert len(opens) == 1 and seen(model) == set(range(N))
+    assert model.evaluate(streamed(opens, iterator_tensors))["loss"] == pytest.approx(np.mean(range(N)))
+    assert len(opens) == 2
+
+
+def test_fit_reads_a_generator_dataset_once():
+    opens = []
+    model = kte.EstimatorModel(memorize_fn, train_batch_size=B)
+    model.compile(steps_per_execution=2)
+    model.fit(streamed(opens, False)({"batch_size": B}), verbose=0)
+    assert len(opens) == 1 and int(model.global_step) == N // B
+
+
 # -- The tensors of an iterator: a new batch every step. ----------------------
 
 

@@ -118,15 +118,22 @@ def test_top_level_name_scope_starts_paths_at_the_top_then_restores():
     assert variable.path == "w"
 
 
-def test_symbolic_operands_let_an_array_on_the_left_build_symbolically():
-    tensor = keras.KerasTensor((2, 3))
-    with pytest.raises(ValueError, match="KerasTensor"):
-        jnp.ones((2, 3)) * tensor
-    with _keras_internals.symbolic_operands():
-        product = jnp.ones((2, 3)) * tensor
-    assert isinstance(product, keras.KerasTensor) and product.shape == (2, 3)
-    with pytest.raises(ValueError, match="KerasTensor"):
-        jnp.ones((2, 3)) * tensor
+def test_tf1_iteration_raises_type_error_for_a_symbolic_leading_dimension_only():
+    seen = []
+
+    def f(x):
+        with _keras_internals.tf1_iteration():
+            seen.append(len(list(x[0])))  # A known length iterates as before.
+            with pytest.raises(TypeError, match="only iterable when eager execution"):
+                iter(x)
+        with pytest.raises(jax.errors.InconclusiveDimensionOperation):
+            iter(x)  # Outside the block: JAX's own error.
+        return x
+
+    (b,) = jax.export.symbolic_shape("b")
+    jax.export.export(jax.jit(f))(jax.ShapeDtypeStruct((b, 3), "float32"))
+    assert seen == [3]
+    assert jax.core.Tracer.__iter__ is not _keras_internals.tracer_iteration._iter
 
 
 
@@ -284,3 +291,17 @@ def test_jaxpr_outputs_only_keeps_the_flagged_outputs_and_what_they_need():
     (value,) = jax.extend.core.jaxpr_as_fun(cut)()
     np.testing.assert_allclose(value, np.cos(constant) * 2, rtol=1e-6)
     assert "sin" not in str(cut.jaxpr)
+
+
+def test_jaxpr_outputs_only_drops_effects_the_outputs_do_not_need():
+    printed = []
+
+    def traced():
+        jax.debug.callback(lambda: printed.append(1))
+        return (jnp.ones(2) * 3,)
+
+    closed = jax.make_jaxpr(traced)()
+    cut = _keras_internals.jaxpr_outputs_only(closed, [True])
+    (value,) = jax.jit(jax.extend.core.jaxpr_as_fun(cut))()
+    np.testing.assert_allclose(value, [3.0, 3.0])
+    assert printed == [] and not cut.jaxpr.effects

@@ -285,16 +285,18 @@ def test_at_step_step_must_be_one_integer(step):
 # -- SummaryCallback. ---------------------------------------------------------
 
 
-def test_summary_callback_writes_the_loss_of_every_nth_step_and_the_speed(tmp_path):
+def test_summary_callback_writes_the_loss_and_the_speed_at_tpu_loops_as_tensorflow(tmp_path):
     model = estimator_model(linear_fn, loop=4)
     callback = summary.SummaryCallback(tmp_path, 3)
     model.fit((ones(10), None), callbacks=[callback], shuffle=False, verbose=0)
     scalars = summary.read_scalars(tmp_path)
-    # The loss of the n-th step (its global step after it) is 1 - 0.1 (n - 1).
-    assert [s for s, _ in scalars["loss"]] == [3, 6, 9]
-    np.testing.assert_allclose([v for _, v in scalars["loss"]], [0.8, 0.5, 0.2], atol=1e-6)
-    # Loops end at 4, 8, 10; the first only starts the clock.
-    assert [s for s, _ in scalars["global_step/sec"]] == [8, 10]
+    # Loops (TF's runs on a TPU) end at 4, 8, 10: SummarySaverHook wrote at the first, then
+    # at the first run after one starting 3 steps after it. The loss of the n-th step
+    # (its global step after it) is 1 - 0.1 (n - 1).
+    assert [s for s, _ in scalars["loss"]] == [4, 10]
+    np.testing.assert_allclose([v for _, v in scalars["loss"]], [0.7, 0.1], atol=1e-6)
+    # The first loop only starts the clock (StepCounterHook's).
+    assert [s for s, _ in scalars["global_step/sec"]] == [8]
     assert all(v > 0 for _, v in scalars["global_step/sec"])
 
 
@@ -321,7 +323,7 @@ def test_summary_callback_reads_the_loops_from_the_logs(tmp_path):
     callback.on_train_batch_end(6, loop_logs(6, [7.0]))  # Step 7: nothing to write.
     callback.on_train_end(loop_logs(6, [7.0]))
     scalars = summary.read_scalars(tmp_path)
-    assert scalars["loss"] == [(2, 2.0), (4, 4.0), (6, 6.0)]
+    assert scalars["loss"] == [(3, 3.0), (7, 7.0)]  # One run per loop.
     assert [s for s, _ in scalars["global_step/sec"]] == [6]
 
 

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import threading
 
+import keras
 import numpy as np
 
 from keras.src.backend.common import global_state
@@ -93,6 +94,42 @@ def current_scope_path():
     return current_path()
 
 
+def variable_scope_path():
+    """The path TF1's variable scopes give now: the name scopes open, less layer calls'.
+
+    A Keras layer's call opens a name scope named after the layer: TF1 named
+    the variables of Keras layers by name scopes, and those of `tf.layers`
+    and `get_variable` by variable scopes, which a layer's call does not
+    open. A scope opened by `variable_scope_entry` gives its path whole.
+    """
+    parts = []
+    for entry in global_state.get_global_attribute("name_scope_stack") or ():
+        path = getattr(entry, "variable_path", None)
+        if path is not None:
+            parts = [p for p in path.split("/") if p]
+        elif getattr(entry, "caller", None) is None:
+            if entry.override_parent is not None:
+                parts = [p for p in entry.override_parent.split("/") if p]
+            parts.append(entry.name)
+    return "/".join(parts)
+
+
+@contextlib.contextmanager
+def variable_scope_entry(path):
+    """Opens TF1's variable scope `path` (a full path): see `variable_scope_path`.
+
+    Outside Keras layer calls, the Keras name scope becomes `path` too;
+    inside one, the scope's last name is added to the layer's name scope,
+    as TF1's `variable_scope` opened a name scope of that name.
+    """
+    parent, _, last = path.rpartition("/")
+    inside_a_call = current_scope_path() != variable_scope_path()
+    scope = keras.name_scope(last, override_parent=None if inside_a_call else parent)
+    scope.variable_path = path
+    with scope:
+        yield
+
+
 def raw_learning_rate(optimizer):
     """What `optimizer` was given as its rate: a variable, a schedule or a callable."""
     return optimizer._learning_rate
@@ -123,18 +160,44 @@ def learning_rate_override(optimizer, rate):
         optimizer._learning_rate = saved
 
 
+def initialize_deferred_variables():
+    """Initializes now the variables Keras deferred (made inside a `StatelessScope`).
+
+    A `keras.Model` subclass builds its sublayers inside `compute_output_spec`
+    (a `StatelessScope`): their variables wait for an initializer call that
+    Keras makes when the outermost scope closes. Called at the end of a
+    `model_fn` call, their initializers (TF1 code drawing from the model's
+    random-number generator) run while that call still holds its state.
+    """
+    waiting = global_state.get_global_attribute("uninitialized_variables") or []
+    global_state.set_global_attribute("uninitialized_variables", [])
+    with global_attribute("stateless_scope", None):
+        for variable in waiting:
+            if variable._value is None:  # Others got their value since.
+                variable._deferred_initialize()
+
+
 @contextlib.contextmanager
 def assignments_ignored():
     """`Variable.assign` (and `assign_add`/`assign_sub`) change nothing inside the block.
 
     The shape is still checked and the value returned, so code that assigns
     (a TF1 optimizer's `apply_gradients`) runs, but no variable changes.
+
+    Random-number generators (`keras.random.SeedGenerator`) do advance inside
+    the block, and are set back when it ends: each draw gets new numbers, as
+    each TF1 random op had its own seed (initializers drawing in the block
+    would otherwise all draw the same numbers).
     """
     from keras.src.backend.common.variables import Variable
 
     original = Variable.assign
+    generators = {}
 
     def assign(self, value):
+        if self.name == "seed_generator_state":
+            generators.setdefault(id(self), (self, self._value))
+            return original(self, value)
         shape = getattr(value, "shape", None)
         if tuple(np.shape(value) if shape is None else shape) != tuple(self.shape):
             return original(self, value)  # Raises Keras's shape error.
@@ -145,6 +208,8 @@ def assignments_ignored():
         yield
     finally:
         Variable.assign = original
+        for variable, value in generators.values():
+            variable._value = value
 
 
 def batch_moments(layer, inputs, mask):
@@ -251,31 +316,6 @@ def top_level_name_scope():
     """Closes every Keras name scope inside the block: new paths start at the top."""
     with global_attribute("name_scope_stack", []):
         yield
-
-
-@contextlib.contextmanager
-def symbolic_operands():
-    """Lets `array * keras_tensor` build symbolically inside the block.
-
-    JAX's array operators convert any operand with `__jax_array__`, and a
-    `KerasTensor` defines it only to raise. Without it, JAX returns
-    `NotImplemented` and Python uses the `KerasTensor`'s reflected operator,
-    so `tf1.ones(shape) * features` (a constant on the left, as TF1 code
-    writes it) works in the symbolic build pass as it does in the trace.
-    """
-    cls = KerasTensor
-    original = cls.__dict__.get("__jax_array__")
-    # numpy defers to the KerasTensor's reflected operator likewise
-    # (`np.sqrt(2 / np.pi) * x`, ALBERT's gelu) instead of converting it.
-    cls.__array_ufunc__ = None
-    if original is not None:
-        del cls.__jax_array__
-    try:
-        yield
-    finally:
-        del cls.__array_ufunc__
-        if original is not None:
-            cls.__jax_array__ = original
 
 
 # ----------------------------------------------------------------------
@@ -388,14 +428,19 @@ def initialize_random_seed_across_processes():
     initialize_rng()
 
 
+# Iterating a tracer of symbolic length: TF1's TypeError.
+from keras_tpu_estimator._keras_internals.tracer_iteration import tf1_iteration  # noqa: E402,F401
+
 # Keras layers created inside model_fn: kept in their own module.
 from keras_tpu_estimator._keras_internals.layer_construction import after_build  # noqa: E402,F401
+from keras_tpu_estimator._keras_internals.layer_construction import calling_layers  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import constructions_paused  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import layer_constructions  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import layer_tree  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import object_names  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import reserve_object_name  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import rename_variable  # noqa: E402,F401
+from keras_tpu_estimator._keras_internals.layer_construction import track_sublayers  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------
@@ -441,9 +486,22 @@ def jaxpr_outputs_only(closed, used):
     """`closed` (a `ClosedJaxpr`) cut to the outputs flagged in `used`, dead code removed.
 
     JAX's jaxpr dead-code elimination (`partial_eval.dce_jaxpr`): evaluating
-    the result traces only what those outputs need.
+    the result traces only what those outputs need. JAX keeps every
+    operation with an effect (`jax.debug.print`, `io_callback`): those whose
+    results the outputs do not need are dropped first, so a build pass's
+    `tf1.Print` does not run when its variables are initialized.
     """
+    from jax._src import core
     from jax._src.interpreters import partial_eval
 
-    jaxpr, _ = partial_eval.dce_jaxpr(closed.jaxpr, list(used), instantiate=True)
+    jaxpr = closed.jaxpr
+    needed = {v for v, u in zip(jaxpr.outvars, used) if u and isinstance(v, core.Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in needed for v in eqn.outvars):
+            kept.append(eqn)
+            needed.update(v for v in eqn.invars if isinstance(v, core.Var))
+    kept.reverse()
+    jaxpr = jaxpr.replace(eqns=kept, effects=core.join_effects(*(e.effects for e in kept)))
+    jaxpr, _ = partial_eval.dce_jaxpr(jaxpr, list(used), instantiate=True)
     return closed.replace(jaxpr=jaxpr)

@@ -19,6 +19,8 @@ _layers_local = threading.local()
 _layers_lock = threading.Lock()
 _layers_users = 0
 _LAYER_NEW = None
+_MODEL_NEW = None
+_ADD_WEIGHT = None
 _INIT_CLASSES = {}
 
 
@@ -127,10 +129,68 @@ def _inside_a_layer():
     return any(getattr(scope, "caller", None) is not None for scope in stack)
 
 
+def calling_layers():
+    """The layers whose call is in progress now (their name scope open), innermost first."""
+    stack = global_state.get_global_attribute("name_scope_stack") or ()
+    return [scope.caller for scope in reversed(stack) if getattr(scope, "caller", None) is not None]
+
+
+def track_sublayers(owner, layers):
+    """Makes `owner` track `layers` as its own sublayers, even once it is built.
+
+    Keras tracks the layers a layer holds in its attributes, lists and dicts;
+    a layer held by a plain Python object is not tracked. Its weights then
+    belong to no model: tracking it on `owner` makes them `owner`'s.
+    """
+    tracker = owner._tracker
+    locked = tracker.locked
+    tracker.unlock()
+    try:
+        for layer in layers:
+            if not tracker.is_in_store("layers", layer):
+                tracker.add_to_store("layers", layer)
+    finally:
+        if locked:
+            tracker.lock()
+
+
+def _model_new(cls, *args, **kwargs):
+    # `keras.Model.__new__` calls `Layer.__new__` without the arguments:
+    # kept here for the observer.
+    _layers_local.model_arguments = (args, kwargs)
+    try:
+        return _MODEL_NEW(cls, *args, **kwargs)
+    finally:
+        _layers_local.model_arguments = None
+
+
+def _finding_add_weight(self, *args, **kwargs):
+    finders = getattr(_layers_local, "weight_finders", None)
+    name = kwargs.get("name")
+    if finders and finders[-1] is not None and isinstance(name, str):
+        from keras.src.backend.common.name_scope import current_path
+        from keras.src.backend.common.name_scope import name_scope
+
+        with name_scope(self.name, caller=self):
+            path = f"{current_path()}/{name}"
+        shape = kwargs.get("shape", args[0] if args else None)
+        existing = finders[-1](self, path, () if shape is None else tuple(shape))
+        if existing is not None:
+            self._track_variable(existing)
+            return existing
+    return _ADD_WEIGHT(self, *args, **kwargs)
+
+
 def _observing_new(cls, *args, **kwargs):
     observers = getattr(_layers_local, "observers", None)
     if not observers or _layers_local.depth or _inside_a_layer():
-        return _LAYER_NEW(cls, *args, **kwargs)
+        layer = _LAYER_NEW(cls, *args, **kwargs)
+        inner = _layers_local.inner[-1] if observers else None
+        if inner is not None:
+            inner(layer)
+        return layer
+    if not args and not kwargs and getattr(_layers_local, "model_arguments", None):
+        args, kwargs = _layers_local.model_arguments
     existing, report = observers[-1](cls, args, kwargs)
     if existing is not None:
         if type(existing) is cls:
@@ -146,13 +206,25 @@ def _observing_new(cls, *args, **kwargs):
     return layer
 
 
+def _thread_state():
+    if not hasattr(_layers_local, "observers"):
+        _layers_local.observers, _layers_local.pending, _layers_local.depth = [], [], 0
+        _layers_local.inner, _layers_local.weight_finders = [], []
+        _layers_local.model_arguments = None
+
+
 @contextlib.contextmanager
-def layer_constructions(observer):
+def layer_constructions(observer, inner=None, find_weight=None):
     """Calls `observer` for each Keras layer constructed in this thread inside the block.
 
     Only layers constructed directly are reported: not the sublayers a
     layer creates (in its `__init__`, `build` or `call`), nor layers made
-    inside `constructions_paused`.
+    inside `constructions_paused`. Those are given to `inner(layer)`, if
+    given, as soon as they are allocated (before their `__init__` runs).
+
+    With `find_weight`, a weight a layer adds (`Layer.add_weight`) is
+    `find_weight(layer, path, shape)` when that is not None: an existing
+    variable, shared by its path, as TF1 shared variables by name.
 
     Args:
         observer: `observer(cls, args, kwargs)`, called before the layer is
@@ -163,34 +235,43 @@ def layer_constructions(observer):
             arguments once the layer is constructed (`args` may be empty in
             `__new__` for Keras models: `keras.Model.__new__` drops them).
     """
-    global _layers_users, _LAYER_NEW
+    global _layers_users, _LAYER_NEW, _MODEL_NEW, _ADD_WEIGHT
     from keras.src.layers.layer import Layer
+    from keras.src.models.model import Model
 
     with _layers_lock:
         if _layers_users == 0:
             _LAYER_NEW = Layer.__dict__["__new__"].__func__
+            _MODEL_NEW = Model.__dict__["__new__"].__func__
+            _ADD_WEIGHT = Layer.__dict__["add_weight"]
             Layer.__new__ = staticmethod(_observing_new)
+            Model.__new__ = staticmethod(_model_new)
+            Layer.add_weight = _finding_add_weight
         _layers_users += 1
-    if not hasattr(_layers_local, "observers"):
-        _layers_local.observers, _layers_local.pending, _layers_local.depth = [], [], 0
+    _thread_state()
     _layers_local.observers.append(observer)
+    _layers_local.inner.append(inner)
+    _layers_local.weight_finders.append(find_weight)
     saved_depth, _layers_local.depth = _layers_local.depth, 0
     try:
         yield
     finally:
         _layers_local.observers.pop()
+        _layers_local.inner.pop()
+        _layers_local.weight_finders.pop()
         _layers_local.depth = saved_depth
         with _layers_lock:
             _layers_users -= 1
             if _layers_users == 0:
                 Layer.__new__ = staticmethod(_LAYER_NEW)
+                Model.__new__ = staticmethod(_MODEL_NEW)
+                Layer.add_weight = _ADD_WEIGHT
 
 
 @contextlib.contextmanager
 def constructions_paused():
     """Layers constructed inside the block are not reported to `layer_constructions`."""
-    if not hasattr(_layers_local, "observers"):
-        _layers_local.observers, _layers_local.pending, _layers_local.depth = [], [], 0
+    _thread_state()
     _layers_local.depth += 1
     try:
         yield

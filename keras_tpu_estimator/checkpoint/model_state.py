@@ -31,6 +31,14 @@ from keras_tpu_estimator.checkpoint.readers import TensorFlowReader
 
 GLOBAL_STEP = "global_step"
 OPTIMIZER_PREFIX = "optimizer/"
+# Keras's random-number generator states (`keras.random.SeedGenerator`): TF1
+# kept none in checkpoints.
+GENERATOR_STATE = "seed_generator_state"
+
+
+def _tf1_lacks(name):
+    """Whether a checkpoint TF1 wrote may lack the model variable `name`."""
+    return name.startswith(OPTIMIZER_PREFIX) or name.rpartition("/")[2] == GENERATOR_STATE
 
 
 def model_values(model):
@@ -160,7 +168,8 @@ def load_checkpoint(prefix, model):
     model has not been built for training). The checkpoint may be written
     by TensorFlow (a TF1 `model_dir`): the optimizer's variables of a Keras
     optimizer it lacks (`optimizer/...`) keep their initial values, with a
-    warning, and its `global_step` becomes the model's.
+    warning, as do the states of Keras's random-number generators (TF1 kept
+    none), and its `global_step` becomes the model's.
 
     The model must already have its variables: build the modes you need
     first (`EstimatorModel.fit` builds the TRAIN mode and the optimizer
@@ -192,7 +201,7 @@ def load_checkpoint(prefix, model):
     reader = TensorFlowReader(prefix)
     saved = reader.names()
     absent = [name for name in values if name not in saved]
-    missing = [name for name in absent if not name.startswith(OPTIMIZER_PREFIX)]
+    missing = [name for name in absent if not _tf1_lacks(name)]
     if missing:
         raise ValueError(
             f"The checkpoint {prefix} has no value for the model variables "
@@ -213,9 +222,9 @@ def load_checkpoint(prefix, model):
     model.global_step = step  # Also for a model built without an optimizer.
     if absent:
         logger.warning(
-            "The checkpoint %s has no value for the optimizer variables %s (it was "
-            "not written with this optimizer, e.g. by TensorFlow): they keep their "
-            "initial values.", prefix, few(absent),
+            "The checkpoint %s has no value for the optimizer or random-number "
+            "generator variables %s (it was not written with this optimizer, e.g. by "
+            "TensorFlow): they keep their initial values.", prefix, few(absent),
         )
     bad = non_finite_names(values)
     if bad:  # Not written by this library's saver; maybe by an older version.

@@ -25,12 +25,17 @@ and rewrites it in place:
   -> `tf.compat.v1.data.make_one_shot_iterator(ds)`, other names
   -> `tf.compat.v1.*`); `tf.contrib.keras` becomes `keras`;
 - `tf.disable_v2_behavior()` and the like are removed, TPU cluster resolvers
-  become `None` (JAX finds the devices), and imports that nothing uses after
-  the conversion are removed; a `tf.contrib` import still in use becomes a
-  placeholder that raises where it is used, so the module still imports.
+  become the library's local one (JAX finds the devices), slim's
+  `get_data_files` its stand-in (see `stand_ins`), and imports that nothing
+  uses after the conversion are removed; a `tf.contrib` import still in use
+  becomes a placeholder that raises where it is used, so the module still
+  imports;
+- a copy of TensorFlow's `tpu_estimator.py` in the tree is superseded: left
+  as it is and reported, its importers use `kte.*` (see `vendored`).
 
 The program's own modules are followed through every form of import
-(`import utils`, `import pkg.mod`, `from . import mod`, `from mod import f`).
+(`import utils`, `import pkg.mod`, `from . import mod`, `from mod import f`)
+and through re-exports (`from mod import *`, `f = mod.f`).
 
 Calls with no equivalent here (feature columns, `py_func` in `model_fn`,
 sessions, placeholders, ...) are left as they are and reported as errors

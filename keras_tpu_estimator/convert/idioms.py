@@ -1,7 +1,7 @@
 """TF1 idioms rewritten as a whole expression or statement, not by name.
 
 - `tf.disable_v2_behavior()` and the other behaviour switches: removed;
-- TPU cluster resolvers: `None` (JAX finds the devices);
+- TPU cluster resolvers: the library's local one (JAX finds the devices);
 - TF1 `TensorShape`/`Dimension` idioms in model code: tuple operations;
 - `ds.make_one_shot_iterator()` / `ds.make_initializable_iterator()`, the
   `Dataset` methods TensorFlow 2 removed: `tf.compat.v1.data.make_*_iterator(ds)`.
@@ -11,6 +11,7 @@ import ast
 
 from keras_tpu_estimator.convert import imports as imports_lib
 from keras_tpu_estimator.convert import names as names_lib
+from keras_tpu_estimator.convert import stand_ins
 
 # Dataset methods TensorFlow 2 removed, and the functions that replace them.
 ITERATOR_METHODS = ("make_one_shot_iterator", "make_initializable_iterator")
@@ -47,19 +48,36 @@ class Idioms:
         self.report(statement, "INFO", f"Removed '{self.segment(statement)}': {why}")
         return True
 
-    def visit_resolver(self, call):
-        """A TPU cluster resolver becomes `None`: JAX finds the devices."""
+    def visit_resolver(self, call, side):
+        """A TPU cluster resolver becomes the library's local one: JAX finds the devices."""
         name, chain = self._called_name(call)
-        if name not in names_lib.CLUSTER_RESOLVERS:
+        if name not in stand_ins.CLUSTER_RESOLVERS:
             return False
         self._count_use(chain[0], self.rewritten)
-        self.replace(call, "None", name, message=(
-            f"Replaced '{name}(...)' by None: keras_tpu_estimator needs no TPU name, "
-            "zone or project; JAX finds the devices (TPU, GPU or CPU) of this machine"))
+        self.uses.add(names_lib.TF1)
+        target = imports_lib.PLACEHOLDER[names_lib.TF1] + stand_ins.RESOLVER[3:]
+        self.replace(call.func, target, name, message=(
+            f"Renamed '{name}' to '{stand_ins.RESOLVER}', which answers as a local run "
+            "(get_master() is '', cluster_spec() is empty): keras_tpu_estimator needs no "
+            "TPU name, zone or project; JAX finds the devices (TPU, GPU or CPU) of this "
+            "machine"))
+        for child in list(call.args) + list(call.keywords):
+            self.visit(child, side)
         return True
 
     def visit_shape(self, node, side):
         """TF1 `TensorShape`/`Dimension` idioms on the plain tuples JAX shapes are."""
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+                and _shape_of(node.right) is not None):
+            # `'%s' % shape`: a TensorShape was one value; a tuple is the arguments.
+            start, end = self.span(node.right)
+            self.edits.append((start, start, "("))
+            self.edits.append((end, end, ",)"))
+            self.report(node, "INFO", f"Rewrote '% {self.segment(node.right)}' to "
+                        f"'% ({self.segment(node.right)},)': JAX shapes are tuples")
+            self.visit(node.right, side)
+            return True
         if isinstance(node, ast.Attribute) and node.attr in ("ndims", "rank"):
             tensor = _shape_of(node.value)
             if tensor is not None:

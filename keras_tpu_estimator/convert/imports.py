@@ -151,8 +151,9 @@ class ImportEdits:
         self.uses.add("tf")
         return PLACEHOLDER["tf"] + ".compat.v1"
 
-    @staticmethod
-    def _is_tensorflow_alias(statement, alias):
+    def _is_tensorflow_alias(self, statement, alias):
+        if (id(statement), alias.name) in self.scopes.superseded_imports:
+            return True  # a vendored tpu_estimator.py, read as TensorFlow's (see `vendored`)
         if isinstance(statement, ast.Import):
             return names_lib.is_tensorflow(alias.name)
         return bool(statement.module) and not statement.level and names_lib.is_tensorflow(

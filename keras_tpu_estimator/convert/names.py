@@ -20,6 +20,7 @@ import functools
 import importlib
 import types
 
+from keras_tpu_estimator.convert import stand_ins
 KTE = "kte"
 TF1 = "tf1"
 KTE_MODULE = "keras_tpu_estimator"
@@ -95,6 +96,7 @@ MODULE_MOVES = {
     # slim's example decoding runs on TensorFlow ops in input_fn.
     "tf.contrib.slim.tfexample_decoder": "tf1.contrib.slim.tfexample_decoder",
     "tf.contrib.slim.dataset": "tf1.contrib.slim.dataset",
+    **stand_ins.EVERY_SIDE,
 }
 
 # Names that are plain Python values, fine on every side (`x[:, tf.newaxis]`).
@@ -246,13 +248,6 @@ HOST_RUNS = INPUT_SIDE_OK + (
     "tf.Session", "tf.InteractiveSession", "tf.train.Saver", "tf.train.MonitoredTrainingSession",
 )
 
-# Calls that construct a TPU cluster resolver: they become `None`, which
-# RunConfig(cluster=...) takes; JAX finds the devices.
-CLUSTER_RESOLVERS = (
-    "tf.distribute.cluster_resolver.TPUClusterResolver",
-    "tf.contrib.cluster_resolver.TPUClusterResolver",
-)
-
 # Calls that switch TensorFlow's own behaviour: statements of them are removed.
 BEHAVIOUR_SWITCHES = frozenset(
     "tf." + name
@@ -265,7 +260,7 @@ BEHAVIOUR_SWITCHES = frozenset(
 
 # Calls that connect to and initialize TPU devices for TensorFlow: statements
 # of them are removed too (JAX initializes the devices on first use; the
-# resolver they take has become None).
+# resolver they take answers as a local run).
 DEVICE_SETUP = frozenset((
     "tf.tpu.experimental.initialize_tpu_system",
     "tf.contrib.distribute.initialize_tpu_system",

@@ -9,17 +9,26 @@ once it is known which of the program's own bindings survive.
 
 import ast
 import collections
+import functools
 
 from keras_tpu_estimator.convert import idioms as idioms_lib
 from keras_tpu_estimator.convert import imports as imports_lib
 from keras_tpu_estimator.convert import names as names_lib
 from keras_tpu_estimator.convert import scopes as scopes_lib
 from keras_tpu_estimator.convert import sides as sides_lib
+from keras_tpu_estimator.convert import stand_ins
+from keras_tpu_estimator.convert import vendored as vendored_lib
 
 Change = collections.namedtuple("Change", ["line", "col", "level", "message"])
 Change.__doc__ = """One entry of the report: `level` is INFO, WARNING or ERROR."""
 
 _PLACEHOLDER = imports_lib.PLACEHOLDER
+
+
+def _model_safe(name):
+    """Whether TensorFlow name `name` runs as it is inside a JAX-traced `model_fn`."""
+    return name in names_lib.PLAIN_VALUES or any(
+        names_lib.is_under(name, safe) for safe in stand_ins.MODEL_SAFE)
 
 
 class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
@@ -39,7 +48,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
         self.line_starts = [0]
         for line in self.source.splitlines(keepends=True):
             self.line_starts.append(self.line_starts[-1] + len(line))
-        self.scopes = scopes_lib.Scopes(tree)
+        self.scopes = scopes_lib.Scopes(tree, functools.partial(sides.superseded, key))
         self.sides, self.key = sides, key
         self.edits = []  # (start, end, text)
         self.changes = []
@@ -81,11 +90,21 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
     # The walk.
 
     def run(self):
+        if self.key in self.sides.vendored:
+            self.names = {}
+            self.add_change(1, 1, "WARNING", vendored_lib.MESSAGE)
+            return self
         default = self.sides.module_side.get(self.key, sides_lib.MODEL)
         self.aliases = self.scopes.module_aliases()  # (statement, scope), read once
         for statement, _ in self.aliases:
             self.skip.add(id(statement.value))
         self.visit(self.tree, default)
+        shared = self.sides.shared_functions(self.key)
+        if shared:
+            self.add_change(shared[0].lineno, 1, "INFO", (
+                "Called by both model_fn and the input pipeline: "
+                f"{', '.join(repr(node.name) for node in shared)}; converted to tf1, whose "
+                "functions run TensorFlow's own ops on TensorFlow tensors"))
         self._keep_used_aliases()
         self._remove_unused_imports()
         self._remove_statements()
@@ -113,7 +132,7 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
         if side == sides_lib.MODEL and self.visit_shape(node, side):
             return
         if isinstance(node, ast.Call) and (
-            self.visit_resolver(node) or self.visit_iterator(node, side)
+            self.visit_resolver(node, side) or self.visit_iterator(node, side)
         ):
             return
         if sides_lib.is_dataset_call(node):
@@ -178,7 +197,8 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 return True
             if name in names_lib.UNSUPPORTED and not (
                 side != sides_lib.MODEL and name in names_lib.INPUT_SIDE_OK
-            ) and not (side != sides_lib.INPUT and names_lib.compat_v1_supports(name)):
+            ) and not (side != sides_lib.INPUT and names_lib.compat_v1_supports(name) and (
+                length == len(parts) or not names_lib.compat_v1_is_module(name[3:]))):
                 if self.unreached and name in names_lib.HOST_RUNS:
                     self.report(node, "WARNING", (
                         f"'{full}' left on TensorFlow: no model_fn reaches this code, so it "
@@ -198,6 +218,11 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 self.uses.add(names_lib.TF1)
                 self.replace(prefix_node, _PLACEHOLDER[names_lib.TF1] + name[2:], original)
                 return True
+        in_model_fn = on_model and not self.unreached and not host_only
+        if in_model_fn and any(names_lib.is_under(full, s) for s in stand_ins.TF2_SUMMARIES):
+            self.report(node, "ERROR", f"'{full}' cannot be converted: "
+                        f"{stand_ins.TF2_SUMMARY_ERROR}")
+            return False
         if root == "tf" and ".".join([root] + parts[1:]) == full:
             # TensorFlow 2 itself, by its own name: TF1 names it lacks are respelled.
             spelling = names_lib.tf2_spelling(full, compat_v1=not on_model or self.unreached)
@@ -207,8 +232,13 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                 self.edits.append((*self.span(chain[length - 1]), text))
                 self.report(chain[length - 1], "INFO",
                             f"Renamed '{'.'.join(parts[:length])}' to '{text}'")
+                moved = "tf" + target[2:] + full[len(".".join([root] + parts[1:length])):]
+                if in_model_fn and not _model_safe(moved):
+                    self._report_left(node, moved)
                 return False
         if host_only or any(names_lib.is_under(full, safe) for safe in names_lib.HOST_SAFE):
+            if in_model_fn and not _model_safe(full):
+                self._report_left(node, full)
             return False
         if full in names_lib.PLAIN_VALUES:
             return False
@@ -232,11 +262,14 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
                         "it may run on the host, where TensorFlow works; if model_fn "
                         "calls it, rewrite it with keras.ops (model_fn is traced by JAX)")
         elif on_model and full != "tf":
-            self.report(node, "WARNING",
-                        f"'{full}' left on TensorFlow: it is not in "
-                        "keras_tpu_estimator.compat.v1, and model_fn is traced by JAX, "
-                        "so TensorFlow ops cannot run there; rewrite it with keras.ops")
+            self._report_left(node, full)
         return False
+
+    def _report_left(self, node, full):
+        self.report(node, "WARNING",
+                    f"'{full}' left on TensorFlow: it is not in "
+                    "keras_tpu_estimator.compat.v1, and model_fn is traced by JAX, "
+                    "so TensorFlow ops cannot run there; rewrite it with keras.ops")
 
     def apply(self):
         """The converted text."""

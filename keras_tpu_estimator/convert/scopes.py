@@ -47,9 +47,15 @@ class Scopes:
 
     Args:
         tree: the module's `ast.Module`.
+        superseded: optional `(base, name, level) -> TensorFlow name or None`:
+            what an import of one of the program's own modules stands for
+            when the library supersedes that module (a vendored
+            `tpu_estimator.py`, see `sides.Sides.superseded`).
     """
 
-    def __init__(self, tree):
+    def __init__(self, tree, superseded=None):
+        self.superseded = superseded or (lambda base, name, level: None)
+        self.superseded_imports = set()  # (id(statement), alias.name) read as TensorFlow
         self.module = Scope("module", None)
         self.all_scopes = [self.module]  # every scope of the module
         self.scope_of = {}  # id(ast.Name) -> Scope where it is read
@@ -172,14 +178,23 @@ class Scopes:
             self.import_statements.append((node, scope))
         if isinstance(node, ast.Import):
             for alias in node.names:
+                stands_for = self.superseded(alias.name, None, 0)
+                if stands_for and (alias.asname or "." not in alias.name):
+                    self.superseded_imports.add((id(node), alias.name))
+                    scope.bind(alias.asname or alias.name, stands_for)
+                    continue
                 self._bind_import(alias.name, alias.asname, scope)
             return
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 full = f"{node.module}.{alias.name}" if node.module and not node.level else None
                 local = alias.asname or alias.name
+                stands_for = self.superseded(node.module, alias.name, node.level)
                 if full and names_lib.is_tensorflow(full):
                     scope.bind(local, names_lib.canonical(full))
+                elif stands_for:
+                    self.superseded_imports.add((id(node), alias.name))
+                    scope.bind(local, stands_for)
                 else:
                     scope.bind(local)
             return

@@ -23,6 +23,7 @@ import ast
 import collections
 
 from keras_tpu_estimator.convert import scopes as scopes_lib
+from keras_tpu_estimator.convert import vendored as vendored_lib
 
 MODEL, INPUT, HOST = "model", "input", "host"
 
@@ -67,6 +68,14 @@ class _Module:
         self.methods = collections.defaultdict(list)  # name -> defs in class bodies
         self.imports = {}  # local name -> the dotted path it names ("pkg.utils")
         self.imported_modules = set()
+        self.stars = []  # the dotted paths of `from pkg.utils import *`
+        # Module-level `Name = other.Name` re-exports: name -> the value's expression.
+        self.assigned = {
+            node.targets[0].id: node.value for node in tree.body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, (ast.Name, ast.Attribute))
+        }
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defs[node.name].append(node)
@@ -89,12 +98,20 @@ class Sides:
 
     def __init__(self, modules):
         self.modules = {key: _Module(key, tree) for key, tree in modules.items()}
+        self.vendored = {
+            key for key, tree in modules.items() if vendored_lib.is_vendored_estimator(tree)}
         self._found = {}
         for module in self.modules.values():
             self._collect_imports(module)
         self.side = {}  # id(def node) -> side
         self.module_side = {key: MODEL for key in self.modules}
         self._classify()
+
+    def shared_functions(self, key):
+        """The functions of module `key` that both model and input code call, by line."""
+        found = [node for module, node in self.shared if module.key == key
+                 and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return sorted(found, key=lambda node: node.lineno)
 
     def of(self, node, default):
         """The side of def `node`; `default` if none was found."""
@@ -132,6 +149,11 @@ class Sides:
                 if node.level:
                     package = module.key.split(".")[: -node.level]
                     base = ".".join(package + ([base] if base else []))
+                if [alias.name for alias in node.names] == ["*"]:
+                    if self._find(base):
+                        module.imported_modules.add(self._find(base))
+                        module.stars.append(base)
+                    continue
                 for alias in node.names:
                     local = alias.asname or alias.name
                     path = f"{base}.{alias.name}" if base else alias.name
@@ -141,19 +163,59 @@ class Sides:
                         module.imported_modules.add(submodule or owner)
                         module.imports[local] = path
 
+    def superseded(self, importer, base, name, level=0):
+        """What an import names when it imports a vendored `tpu_estimator.py`.
+
+        Args:
+            importer: the key of the importing module.
+            base: the module of `from base import name`, or the module
+                `import base` imports (then `name` is None).
+            name: the name imported from `base`, or None.
+            level: the dots of a relative import.
+
+        Returns:
+            `"tf.estimator.tpu"` (or a name in it) when the import names a
+            module of the tree that `vendored` supersedes, else None.
+        """
+        if level:
+            package = importer.split(".")[:-level]
+            base = ".".join(package + ([base] if base else []))
+        path = f"{base}.{name}" if base and name else (base or name or "")
+        if self._find(path) in self.vendored:
+            return vendored_lib.ESTIMATOR_MODULE
+        if base and name and self._find(base) in self.vendored:
+            return f"{vendored_lib.ESTIMATOR_MODULE}.{name}"
+        return None
+
     def _defs_at(self, path):
         """The defs that dotted `path` names: `module.f`, `pkg.module.Class`."""
         parts = path.split(".")
         for length in range(len(parts) - 1, 0, -1):
             key = self._find(".".join(parts[:length]))
             if key:
-                other = self.modules[key]
-                return [(other, d) for d in other.defs.get(parts[length], ())]
+                return self._exported(self.modules[key], parts[length], set())
         return []
+
+    def _exported(self, module, name, seen):
+        """The defs `module.name` stands for: defined there, or re-exported
+        (`from other import name`, `name = other.name`, `from other import *`)."""
+        if (module.key, name) in seen or module.key in self.vendored:
+            return []
+        seen.add((module.key, name))
+        found = [(module, d) for d in module.defs.get(name, ())]
+        if found:
+            return found
+        if name in module.imports:
+            return self._defs_at(module.imports[name])
+        if name in module.assigned:
+            return self._targets(module, module.assigned[name], seen)
+        for star in module.stars:
+            found += self._exported(self.modules[self._find(star)], name, seen)
+        return found
 
     # References.
 
-    def _targets(self, module, node):
+    def _targets(self, module, node, seen=None):
         """The defs (with their modules) that expression `node` may name."""
         if isinstance(node, ast.Lambda):
             return [(module, node)]
@@ -161,6 +223,8 @@ class Sides:
             found = [(module, d) for d in module.defs.get(node.id, ())]
             if node.id in module.imports:
                 found += self._defs_at(module.imports[node.id])
+            if not found and (node.id in module.assigned or module.stars):
+                found = self._exported(module, node.id, set() if seen is None else seen)
             return found
         if isinstance(node, ast.Attribute):
             parts, _ = scopes_lib.dotted(node)
@@ -184,6 +248,8 @@ class Sides:
     def _seeds(self):
         seeds = {MODEL: [], INPUT: [], HOST: []}
         for module in self.modules.values():
+            if module.key in self.vendored:
+                continue  # superseded: nothing of it runs (see `vendored`)
             for name, nodes in module.defs.items():
                 side = _seed_side(name)
                 if side:
@@ -208,11 +274,12 @@ class Sides:
             return self._argument_targets(module, node.args[0])
         return self._targets(module, node)
 
-    def _reach(self, seeds):
+    def _reach(self, seeds, stop=frozenset()):
+        """Every def `seeds` reach, not going into the defs of `stop` (ids)."""
         seen, todo = {}, list(seeds)
         while todo:
             module, node = todo.pop()
-            if id(node) in seen:
+            if id(node) in seen or id(node) in stop:
                 continue
             seen[id(node)] = (module, node)
             todo += self._references(module, node)
@@ -220,11 +287,14 @@ class Sides:
 
     def _classify(self):
         seeds = self._seeds()
-        model = self._reach(seeds[MODEL])
+        # A host_call function model_fn returns runs on the host, not in model_fn.
+        model = self._reach(seeds[MODEL], stop={id(node) for _, node in seeds[HOST]})
         host = {k: v for k, v in self._reach(seeds[HOST]).items() if k not in model}
-        inputs = {
-            k: v for k, v in self._reach(seeds[INPUT]).items() if k not in model and k not in host
-        }
+        input_reach = self._reach(seeds[INPUT])
+        inputs = {k: v for k, v in input_reach.items() if k not in model and k not in host}
+        # Reached from both: model side, and `compat.v1` runs TensorFlow's
+        # ops where they are called on TensorFlow tensors (`compat.v1._sides`).
+        self.shared = [v for k, v in input_reach.items() if k in model]
         for side, found in ((MODEL, model), (HOST, host), (INPUT, inputs)):
             for key in found:
                 self.side[key] = side

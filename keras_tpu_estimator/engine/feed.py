@@ -146,11 +146,17 @@ class Feed:
             if mode == ModeKeys.PREDICT and isinstance(data, tuple):
                 data = (data[0], None)  # As Estimator: labels are not predicted from.
             input_checks.refuse_strings(data)  # Named here, not by device_put.
-            global_size = chunk.size * jax.process_count()
-            divisible = chunk.stacked or global_size % self.num_replicas == 0
+            # Each leaf is split along its own leading dimension. In a batch
+            # that divides over the replicas, each leaf must divide; a short
+            # last batch that does not is replicated, leaf by leaf.
+            rows = chunk.size // chunk.steps * jax.process_count()
+            if rows % self.num_replicas == 0 and isinstance(data, tuple):
+                input_checks.check_divisible(
+                    data, self.num_replicas, int(chunk.stacked), jax.process_count()
+                )
             # Resident training data arrives as example indices: not partitioned.
             data = placement.put_batches(
-                data, self.distribution, chunk.stacked, divisible,
+                data, self.distribution, chunk.stacked, None,
                 partition_dims if isinstance(data, tuple) else None,
             )
             return chunk._replace(data=data)

@@ -12,7 +12,12 @@ Callbacks learn only from `logs` and their arguments. `fit` calls
 `on_train_end(logs)` receives the last loop's logs. When the spec's hooks
 hold tensors of `model_fn`, the batch-end logs of every mode also carry
 `LOOP_HOOK_VALUES` (`"loop_hook_values"`): a `hooks.fetches.HookValues` of
-their values at the loop's last step. The loop keys go only to
+their values at every step of the loop. `LOOP_RUNS` (`"loop_runs"`) says how
+many TensorFlow `session.run`s the loop stands for: one per step with
+`use_tpu=False` (TensorFlow ran hooks and summaries around every step), one
+for the whole loop on a TPU (absent: one). A hook that requests a stop at a
+run of a loop of many records it as `LOOP_STOP_RUN` (`"loop_stop_run"`), so
+that the callbacks after it see the runs up to that one only. The loop keys go only to
 callbacks that ask for them with the class attribute `reads_loop_logs = True`
 (the estimator's hooks, checkpoint saver and summaries): Keras's callbacks get
 scalar logs. Epoch logs (and so `History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
@@ -27,7 +32,9 @@ import numpy as np
 LOOP_FIRST_STEP = "loop_first_step"
 LOOP_LOSSES = "loop_losses"
 LOOP_HOOK_VALUES = "loop_hook_values"
-_LOOP_KEYS = (LOOP_FIRST_STEP, LOOP_LOSSES, LOOP_HOOK_VALUES)
+LOOP_RUNS = "loop_runs"
+LOOP_STOP_RUN = "loop_stop_run"
+_LOOP_KEYS = (LOOP_FIRST_STEP, LOOP_LOSSES, LOOP_HOOK_VALUES, LOOP_RUNS, LOOP_STOP_RUN)
 
 
 def without_loop_keys(logs):
@@ -122,6 +129,34 @@ def loop_of(logs):
 def hook_values_of(logs):
     """The `HookValues` a loop's `logs` carry (`LOOP_HOOK_VALUES`), or None."""
     return (logs or {}).get(LOOP_HOOK_VALUES)
+
+
+def runs_of(logs):
+    """How many runs of a loop's `logs` callbacks go through.
+
+    Args:
+        logs: the `logs` of `on_*_batch_end`, or None.
+
+    Returns:
+        The number of runs the callbacks go through: `LOOP_RUNS` (1 if
+        absent), cut after `LOOP_STOP_RUN` when a hook requested a stop.
+    """
+    logs = logs or {}
+    runs = int(logs.get(LOOP_RUNS, 1))
+    stop = logs.get(LOOP_STOP_RUN)
+    return runs if stop is None else min(runs, int(stop) + 1)
+
+
+def record_stop_run(logs, run):
+    """Records in a loop's `logs` that a hook requested a stop at `run` (the earliest wins)."""
+    if logs is not None and int(logs.get(LOOP_RUNS, 1)) > 1:
+        logs[LOOP_STOP_RUN] = min(run, logs.get(LOOP_STOP_RUN, run))
+
+
+def run_steps(run, runs, steps):
+    """The steps `[start, stop)` of a loop of `steps` steps that run `run` of `runs` covers."""
+    per_run = steps // runs if runs else steps
+    return run * per_run, steps if run == runs - 1 else (run + 1) * per_run
 
 
 def missing_loop_error(owner):

@@ -2,8 +2,10 @@
 
 Batches are split along the mesh's `batch` axis and, with
 `TPUConfig.input_partition_dims`, over the cores of each replica (the
-`model` axis, factored into one mesh axis per split dimension). A short
-last batch that does not divide over the replicas is replicated.
+`model` axis, factored into one mesh axis per split dimension). Each leaf
+is split along its own leading dimension (features and labels may differ
+there); a leaf of a short last batch that does not divide over the
+replicas is replicated.
 
 Multi-process: every process holds its own rows of each global batch
 (`jax.make_array_from_process_local_data`).
@@ -27,8 +29,9 @@ def batch_sharding(distribution, ndim, stacked, divisible=True, partition=None):
         ndim: the rank of the leaf as fed (including the stacking axis).
         stacked: whether axis 0 stacks the steps of an on-device loop (then
             the batch is axis 1).
-        divisible: whether the batch divides over the `batch` axis; a short
-            last batch that does not is replicated instead.
+        divisible: whether the leaf's leading dimension divides over the
+            `batch` axis; a leaf of a short last batch that does not is
+            replicated instead.
         partition: this leaf's `input_partition_dims` entry (one count per
             dimension of an example batch, their product the cores per
             replica), or None to replicate it over the cores of a replica.
@@ -57,7 +60,8 @@ def input_shardings(tree, distribution, stacked, divisible=True, partition_dims=
         tree: `(features, labels)` of arrays (or shape/dtype structs).
         distribution: the model's distribution.
         stacked: whether axis 0 stacks the steps of an on-device loop.
-        divisible: whether the batch divides over the `batch` axis.
+        divisible: whether the batch divides over the `batch` axis, or
+            None to ask each leaf (`divides`): leaves may differ.
         partition_dims: `TPUConfig.input_partition_dims`, or None.
 
     Returns:
@@ -67,9 +71,12 @@ def input_shardings(tree, distribution, stacked, divisible=True, partition_dims=
         ValueError: if `partition_dims` does not match the structure of
             `(features, labels)`, or a partitioned dimension does not divide.
     """
+    def leaf_divides(leaf):
+        return divides(leaf, distribution, stacked) if divisible is None else divisible
+
     if partition_dims is None:
         return jax.tree.map(
-            lambda a: batch_sharding(distribution, np.ndim(a), stacked, divisible), tree
+            lambda a: batch_sharding(distribution, np.ndim(a), stacked, leaf_divides(a)), tree
         )
     features, labels = tree
     dims = tuple(partition_dims) + (None,) * (2 - len(partition_dims))
@@ -90,7 +97,7 @@ def input_shardings(tree, distribution, stacked, divisible=True, partition_dims=
                         f"{where}={list(entry)} splits dimension {dim} (size "
                         f"{size}) in {count}, which does not divide it."
                     )
-        return batch_sharding(distribution, np.ndim(leaf), stacked, divisible, entry)
+        return batch_sharding(distribution, np.ndim(leaf), stacked, leaf_divides(leaf), entry)
 
     def part(data, entry, where):
         if data is None:
@@ -123,6 +130,13 @@ def input_shardings(tree, distribution, stacked, divisible=True, partition_dims=
     )
 
 
+def divides(leaf, distribution, stacked):
+    """Whether a leaf's leading dimension (global: times the processes)
+    divides over the distribution's replicas."""
+    rows = np.shape(leaf)[1 if stacked else 0] * jax.process_count()
+    return rows % distribute.num_replicas(distribution) == 0
+
+
 def _describe(entry):
     if hasattr(entry, "keys"):
         return "{" + ", ".join(f"{k!r}: {entry[k]!r}" for k in entry) + "}"
@@ -132,6 +146,8 @@ def _describe(entry):
 def put_batches(tree, distribution, stacked, divisible=True, partition_dims=None):
     """Places a tree of host arrays on the devices, split along the batch.
 
+    Each leaf is split along its own leading dimension; with `divisible`
+    None, a leaf that does not divide over the replicas is replicated.
     With several processes, `tree` holds this process's rows: the global
     batch is the processes' rows in process order.
     """
@@ -143,7 +159,8 @@ def put_batches(tree, distribution, stacked, divisible=True, partition_dims=None
     def global_array(local, sharding):
         shape = list(np.shape(local))
         shape[axis] *= jax.process_count()
-        if not divisible:
+        leaf_divisible = divides(local, distribution, stacked) if divisible is None else divisible
+        if not leaf_divisible:
             # A short batch that divides over no replicas: each process's rows
             # stay on its own devices (replicated was each process's rows alone).
             sharding = distribute.process_split_sharding(sharding.mesh, len(shape), axis)

@@ -1,8 +1,8 @@
 """Calling `model_fn`, and reading what its spec asks for.
 
 `ModelFnProgram` calls the user's `model_fn` with the model's params and
-config against a variable store. Building a mode runs it once on symbolic
-tensors (`build`); the spec it returns is then read into plain values:
+config against a variable store. Building a mode runs it once on abstract
+values, the JAX tracers the compiled step gives it (`build`); the spec it returns is then read into plain values:
 `Training` (how to train), the evaluation metrics, the hooks.
 """
 
@@ -14,7 +14,6 @@ import jax
 import keras
 import numpy as np
 
-from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.metrics import values as metric_values_lib
 from keras_tpu_estimator.model_fn import initialization
@@ -108,7 +107,7 @@ class ModelFnProgram:
             return spec if then is None else then(spec)
 
     def build(self, store, mode, batch, step_dtype, optimizer=None, metrics=()):
-        """Runs `model_fn` once on symbolic tensors shaped like `batch`.
+        """Runs `model_fn` once on abstract values shaped like `batch`.
 
         Nothing is computed: the pass runs traced (`initialization.
         created_together`), and the variables it creates get their initial
@@ -129,13 +128,7 @@ class ModelFnProgram:
         Returns:
             A `BuiltMode`.
         """
-        features, labels = jax.tree.map(
-            lambda a: keras.KerasTensor(a.shape, dtype=dtype_name(a)), batch
-        )
-        if mode == ModeKeys.PREDICT:
-            labels = None
-        # The step is symbolic too; constants mix with symbolic tensors.
-        step = keras.KerasTensor((), dtype=step_dtype)
+        structs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, dtype_name(a)), batch)
         def with_scaffold(spec):
             # In the model_fn call: scaffold_fn may read its variables, and
             # the saver's sources may need creating.
@@ -144,11 +137,17 @@ class ModelFnProgram:
             return spec, [] if mode == ModeKeys.TRAIN else scaffold_lib.restore_pairs(scaffold)
 
         def build_pass():
+            # The values the step sees, abstract: JAX tracers of the pass's
+            # trace, with no value to compute (`initialization.abstract_values`).
+            features, labels, step = initialization.abstract_values(
+                (*structs, jax.ShapeDtypeStruct((), step_dtype))
+            )
+            if mode == ModeKeys.PREDICT:
+                labels = None
             with initialization.build_pass(store) as build:
-                with _keras_internals.symbolic_operands():
-                    spec, restores = self.call(
-                        store, features, labels, mode, step, True, then=with_scaffold
-                    )
+                spec, restores = self.call(
+                    store, features, labels, mode, step, True, then=with_scaffold
+                )
             # Read inside the trace: the spec may hold traced values.
             return BuiltMode(
                 hooks_of(spec, mode),
@@ -270,9 +269,15 @@ def new_metrics(spec, existing):
 
 
 def leading_dim(tree):
-    """The leading dimension of the first leaf of `tree` (None without leaves)."""
-    leaves = jax.tree.leaves(tree)
-    return leaves[0].shape[0] if leaves else None
+    """The batch dimension of `tree`: its leaves' smallest leading dimension.
+
+    Leaves may differ there (an unlabeled batch `k` times the labeled one,
+    each split along its own): the batch is the smallest, as the input side
+    measures it (`inputs.checks.smallest_rows`). None without leaves.
+    """
+    dims = [leaf.shape[0] for leaf in jax.tree.leaves(tree) if len(leaf.shape)]
+    dims = [d for d in dims if d is not None]
+    return min(dims) if dims else None
 
 
 def dtype_name(a):

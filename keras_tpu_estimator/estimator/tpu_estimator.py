@@ -366,7 +366,10 @@ class TPUEstimator(Exporting):
             name: the evaluation's name: summaries go to `eval_dir(name)`.
 
         Returns:
-            A dict with `loss`, `global_step` and every metric.
+            A dict with `loss`, `global_step` and every metric, typed as
+            TensorFlow's: the loss and a float metric a `numpy.float32`,
+            `global_step` a `numpy.int64`, a metric of another kind a numpy
+            value of its kind (`.item()` gives the Python number).
 
         Raises:
             TypeError: for `steps` that is not a whole number, or `hooks`
@@ -386,7 +389,8 @@ class TPUEstimator(Exporting):
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
         ) + [hooks_lib.EvaluationLoggingCallback()]
         results = model.evaluate(source, steps=steps, callbacks=callbacks, return_dict=True, verbose=0)
-        results["global_step"] = step
+        results = {key: _as_tf_result(value) for key, value in results.items()}
+        results["global_step"] = np.int64(step)
         with summary_lib.record_summaries(self.eval_dir(name), lambda: step):
             for key, value in results.items():
                 if key != "global_step" and np.ndim(value) == 0:
@@ -437,3 +441,17 @@ class TPUEstimator(Exporting):
                 yield from predictions_lib.examples(batch)
             else:
                 yield batch
+
+
+def _as_tf_result(value):
+    """An evaluation result typed as TensorFlow's estimator returned it.
+
+    `EstimatorModel.evaluate` gives Keras's Python numbers; TensorFlow gave
+    the numpy values of its float32 metrics (`numpy.float32`), and numpy
+    values of their own kind for the others.
+    """
+    if isinstance(value, float):
+        return np.float32(value)
+    if isinstance(value, (bool, int)):
+        return np.asarray(value)[()]
+    return np.asarray(value)

@@ -140,7 +140,9 @@ def training_callbacks(hooks, saver, config):
     if config.log_step_count_steps:
         callbacks.append(hooks_lib.LoggingCallback(config.log_step_count_steps))
     if config.save_summary_steps:
-        callbacks.append(summary_lib.SummaryCallback(config.model_dir, config.save_summary_steps))
+        callbacks.append(summary_lib.SummaryCallback(
+            config.model_dir, config.save_summary_steps,
+            rate_every_n_steps=config.log_step_count_steps or 0))
     return callbacks
 
 

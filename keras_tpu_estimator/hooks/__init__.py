@@ -4,8 +4,10 @@ TensorFlow 1 programs pass hooks to `train`/`evaluate`/`predict` and return
 them from `model_fn` (`training_hooks`, ...). A hook is an object with
 `begin()`, `after_create_session(session, coord)`, `before_run(run_context)`,
 `after_run(run_context, run_values)` and `end(session)`; `MonitoredSession`
-called them around every `session.run`. On a TPU, one `session.run` was one
-on-device loop of `iterations_per_loop` steps, and so it is here:
+called them around every `session.run`: every step with `use_tpu=False`, and
+so it is here (each step's values are carried out of the compiled loop and
+the hook is called once per step after it); on a TPU, one `session.run` was
+one on-device loop of `iterations_per_loop` steps, and so it is here.
 `HookCallback` adapts a hook to a Keras callback whose batch methods
 `EstimatorModel` calls once per loop.
 
@@ -13,18 +15,19 @@ A hook fetches what a TF1 hook fetches (`hooks.fetches`):
 
 - the tensors of `model_fn` it holds: a hook built inside `model_fn` with
   them and returned in the spec's hooks (`LoggingTensorHook(tensors={"loss":
-  loss})`); `after_run` gets their values at the loop's last step, as a
-  `session.run` of a TPU loop gave the last iteration's;
+  loss})`); `after_run` gets their values at the run's step (on a TPU,
+  the loop's last step, as a `session.run` of a TPU loop gave the last
+  iteration's);
 - the global step: `tf1.train.get_or_create_global_step()` called in the
   hook's `begin()` returns the handle it is fetched with (also through
   `run_context.session.run`); variables give their value after the loop;
-- names of the values this runtime has after each loop:
+- names of the values this runtime has after each run:
 
 | name | value | modes |
 | --- | --- | --- |
-| `"loss"` | the loss of the loop's last step (a numpy scalar) | TRAIN |
-| `"losses"` | the loss of every step of the loop (a 1-D numpy array) | TRAIN |
-| `"global_step"` | the global step after the loop (an int) | all |
+| `"loss"` | the loss of the run's (last) step (a numpy scalar) | TRAIN |
+| `"losses"` | the loss of every step of the run (a 1-D numpy array) | TRAIN |
+| `"global_step"` | the global step the run's (last) step read, before its increment (an int); in `session.run`, the step after the run | all |
 
 ```python
 class PrintLoss(kte.SessionRunHook):  # Built in model_fn, with its loss.

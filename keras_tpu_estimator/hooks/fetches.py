@@ -12,10 +12,11 @@ then traced into the compiled step. So:
   (`"0._to_log['loss']"`);
 - the compiled step walks the hooks of its own trace the same way
   (`traced_values`) and outputs the value at each slot;
-- after each on-device loop the loop's last step's values travel in the
-  callback logs (`HookValues`), and a fetched tensor resolves through its
-  slot, as TensorFlow's `session.run` of a TPU loop gave the values of the
-  last iteration.
+- after each on-device loop every step's values travel in the callback
+  logs (`HookValues`), and a fetched tensor resolves through its slot: to
+  the value of the run's step with `use_tpu=False` (a run is a step, as
+  TensorFlow ran hooks around every step), of the loop's last step on a TPU
+  (as TensorFlow's `session.run` of a TPU loop gave the last iteration's).
 
 Outside `model_fn`, `get_or_create_global_step()` returns `GLOBAL_STEP`: a
 hook that fetches it (or `session.run`s it) gets the global step.
@@ -197,21 +198,30 @@ def traced_values(hooks, slots):
 
 
 class HookValues:
-    """The values the spec's hooks fetch, after one loop: what the logs carry.
+    """The values the spec's hooks fetch, at every step of one loop: what the logs carry.
 
     Args:
-        values: `{slot: value}` of the loop's last step (numpy arrays).
+        steps: `{slot: value}` of each step of the loop, in order (numpy).
     """
 
-    def __init__(self, values):
-        self.values = dict(values)
+    def __init__(self, steps):
+        self.steps = list(steps)
+
+    @property
+    def values(self):
+        """`{slot: value}` of the loop's last step."""
+        return self.steps[-1] if self.steps else {}
+
+    def at(self, step):
+        """`{slot: value}` of the loop's step `step` (0 is its first)."""
+        return self.steps[step]
 
     def __repr__(self):
-        return f"HookValues({sorted(self.values)})"
+        return f"HookValues({sorted(self.values)}, steps={len(self.steps)})"
 
 
-def last_step_values(outputs, steps, stacked):
-    """`{slot: numpy value}` of a loop's last step, from its `hook_fetches` outputs.
+def step_values(outputs, steps, stacked):
+    """`[{slot: numpy value}]` of each step of a loop, from its `hook_fetches` outputs.
 
     Args:
         outputs: the loop's stacked (or, for one unstacked step, plain)
@@ -221,11 +231,10 @@ def last_step_values(outputs, steps, stacked):
     """
     from keras_tpu_estimator import distribute  # Hooks import no JAX placement at load.
 
-    def last(array):
-        array = distribute.host_local(array)
-        return np.asarray(array[steps - 1] if stacked else array)
-
-    return {slot: last(value) for slot, value in (outputs or {}).items()}
+    arrays = {slot: np.asarray(distribute.host_local(value)) for slot, value in (outputs or {}).items()}
+    if not stacked:
+        return [arrays]
+    return [{slot: array[step] for slot, array in arrays.items()} for step in range(steps)]
 
 
 def loop_logs(fetched, steps, stacked):
@@ -240,11 +249,16 @@ def loop_logs(fetched, steps, stacked):
 
     if not fetched:
         return {}
-    return {LOOP_HOOK_VALUES: HookValues(last_step_values(fetched, steps, stacked))}
+    return {LOOP_HOOK_VALUES: HookValues(step_values(fetched, steps, stacked))}
 
 
-def resolve_tensor(hook, tensor, hook_values):
-    """The value of a `model_fn` tensor `hook` fetched, from the loop's `HookValues`.
+def resolve_tensor(hook, tensor, values):
+    """The value of a `model_fn` tensor `hook` fetched, from one step's values.
+
+    Args:
+        hook: the hook that fetches it.
+        tensor: the tensor of `model_fn` it holds.
+        values: `{slot: value}` of the step the run reports (None before any).
 
     Raises:
         ValueError: for a tensor not registered for `hook`, or no values yet.
@@ -252,13 +266,13 @@ def resolve_tensor(hook, tensor, hook_values):
     entry = table_of(hook).get(id(tensor))
     if entry is None or entry[1] is not tensor:
         raise unknown_tensor_error(hook, tensor)
-    if hook_values is None or entry[0] not in hook_values.values:
+    if values is None or entry[0] not in values:
         raise ValueError(
             f"{tensor!r} fetched by {hook!r} has no value yet: a tensor of "
             "model_fn has a value after each loop of the mode it was built "
             "in (in after_run), not before the first."
         )
-    return hook_values.values[entry[0]]
+    return values[entry[0]]
 
 
 def is_registered(hook, value):
@@ -347,8 +361,8 @@ def check_fetches(fetches, mode, owner, hook=None):
             f"name: in mode {mode!r} the names are {list(names)} (or lists, "
             "tuples and dicts of these)."
             + (
-                " 'loss' is the loss of the loop's last step, 'losses' the "
-                "loss of every step of the loop."
+                " 'loss' is the loss of the run's (last) step, 'losses' the "
+                "loss of every step of the run."
                 if mode == ModeKeys.TRAIN
                 else ""
             )

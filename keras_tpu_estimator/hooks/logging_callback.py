@@ -16,29 +16,37 @@ from keras_tpu_estimator.hooks._common import Timer
 from keras_tpu_estimator.hooks._common import check_count
 from keras_tpu_estimator.hooks._common import global_step_of
 from keras_tpu_estimator.hooks._common import log
+from keras_tpu_estimator.engine.logs import LOOP_RUNS
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.engine.logs import missing_loop_error
+from keras_tpu_estimator.engine.logs import run_steps
+from keras_tpu_estimator.engine.logs import runs_of
 
 
 class LoggingCallback(keras.callbacks.Callback):
     """Logs the loss and the training speed, as TensorFlow's estimator did.
 
-    After a training loop whose global step reaches a new multiple of
-    `every_n_steps` (and after the first loop), logs at INFO level to the
-    `keras_tpu_estimator` logger (see `kte.log_lines`):
+    At INFO level, to the `keras_tpu_estimator` logger (see `kte.log_lines`):
 
+        loss = 1.0, step = 0
         global_step/sec: 812.4
         loss = 0.123, step = 100 (0.123 sec)
 
     and when training ends, `Loss for final step: 0.123.`
 
-    The loss is that of the loop's last step, and the step the global step
-    after the loop; the speed and the seconds are measured since the
-    previous log, in wall time (the first log has neither: its loop
-    included compilation). Both are read from the `logs` that
+    As TensorFlow's `LoggingTensorHook` and `StepCounterHook`, over the runs
+    of each loop (`engine.logs.LOOP_RUNS`: every step with `use_tpu=False`,
+    the loop on a TPU): the loss of the first run's (last) step, then of
+    each run that starts `every_n_steps` steps (or more) after the last one
+    logged, beside the global step that step read, before its increment
+    (`step = 0, 100, 200, ...` from step 0); the seconds are those since
+    the previous log. `global_step/sec` is logged at the first run
+    `every_n_steps` steps after the first one (which only starts the
+    clock), and so on (steps 101, 201, ... from step 0); a loop's runs
+    share its time evenly. All is read from the `logs` that
     `EstimatorModel.fit` gives `on_train_batch_end`: the global step before
-    the loop (`LOOP_FIRST_STEP`) and the loss of each of its steps
-    (`LOOP_LOSSES`).
+    the loop (`LOOP_FIRST_STEP`), the loss of each of its steps
+    (`LOOP_LOSSES`) and its runs (`LOOP_RUNS`, `LOOP_STOP_RUN`).
 
     Args:
         every_n_steps: log every this many global steps
@@ -63,28 +71,56 @@ class LoggingCallback(keras.callbacks.Callback):
         self.every_n_steps = int(every_n_steps)
         self._timer = Timer(every_steps=self.every_n_steps)
         self._last_loss = None
+        self._start = None  # The global step training started from.
+        self._rate_since = None  # (step, time) the rate was last measured from.
+        self._loop_began = None
 
     def on_train_begin(self, logs=None):
         self._timer.reset()
-        self._last_loss = None
+        self._last_loss = self._start = self._rate_since = None
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._loop_began = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         loop = loop_of(logs)
         if loop is None:
             raise missing_loop_error("LoggingCallback")
         first_step, losses = loop
-        step = first_step + losses.size
-        if losses.size:
-            self._last_loss = losses[-1]
-        if not self._timer.should_trigger(step):
+        if not losses.size:
             return
-        seconds, steps = self._timer.update(step)
-        loss = losses[-1]
-        if seconds is None:
-            log.info("loss = %s, step = %d", loss, step)
+        if self._start is None:
+            self._start = first_step
+        now = time.perf_counter()
+        began = now if self._loop_began is None else self._loop_began
+        total = int(logs.get(LOOP_RUNS, 1))
+        for run in range(runs_of(logs)):
+            start, stop = run_steps(run, total, losses.size)
+            at = began + (now - began) * stop / losses.size
+            self._rate(first_step + stop, at)
+            loss, self._last_loss = losses[stop - 1], losses[stop - 1]
+            # As LoggingTensorHook counted iterations: the steps done since
+            # training began, when the run starts.
+            iteration = first_step + start - self._start
+            if self._timer.should_trigger(iteration):
+                seconds = self._timer.update(iteration)[0]
+                step = first_step + stop - 1  # The step the run's last step read.
+                if seconds is None:
+                    log.info("loss = %s, step = %d", loss, step)
+                else:
+                    log.info("loss = %s, step = %d (%.3f sec)", loss, step, seconds)
+        self._loop_began = None
+
+    def _rate(self, step, at):
+        """Logs `global_step/sec` at `step` (reached at time `at`), when due."""
+        if self._rate_since is None:
+            self._rate_since = (step, at)
             return
-        log.info("global_step/sec: %g", steps / max(seconds, 1e-9))
-        log.info("loss = %s, step = %d (%.3f sec)", loss, step, seconds)
+        since_step, since_time = self._rate_since
+        if step == since_step or step < since_step + self.every_n_steps:
+            return
+        log.info("global_step/sec: %g", (step - since_step) / max(at - since_time, 1e-9))
+        self._rate_since = (step, at)
 
     def on_train_end(self, logs=None):
         if self._last_loss is not None:

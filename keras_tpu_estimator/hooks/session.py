@@ -3,7 +3,10 @@
 TensorFlow 1 programs pass hooks to `train`/`evaluate`/`predict` and return
 them from `model_fn` (`training_hooks`, ...). `HookCallback` adapts a hook to
 a Keras callback whose batch methods `EstimatorModel` calls once per
-on-device loop (one `session.run` of a TPU program). What a hook may fetch:
+on-device loop; after each loop the hook is called once per `session.run`
+the loop stands for (`engine.logs.LOOP_RUNS`): once per step with
+`use_tpu=False`, as TensorFlow ran it around every step, once per loop on a
+TPU (one `session.run` of a TPU program). What a hook may fetch:
 the tensors of `model_fn` it holds (see `hooks.fetches`), the global step,
 variables, and the names listed in `FETCHABLE`; see the package docstring.
 """
@@ -22,6 +25,7 @@ from keras_tpu_estimator.hooks.fetches import check_feed_dict as _check_feed_dic
 from keras_tpu_estimator.hooks.fetches import check_fetches as _check_fetches
 from keras_tpu_estimator.hooks.fetches import resolve as _resolve
 from keras_tpu_estimator.hooks.fetches import variable_of as _variable_of
+from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine.logs import hook_values_of
 from keras_tpu_estimator.engine.logs import loop_of
 from keras_tpu_estimator.spec import ModeKeys
@@ -121,8 +125,8 @@ class HostSession:
     `after_create_session`, `after_run` and `end` (ELECTRA's `ETAHook` reads
     the global step that way). Here `run` takes what `SessionRunArgs` takes,
     in any structure, and returns the values it has now: the global step
-    always; a tensor of `model_fn`, its value at the last step of the latest
-    loop.
+    (in `after_run`, the step after the run, as TensorFlow's variable then
+    held it); a tensor of `model_fn`, its value at the run's last step.
 
     Args:
         values: a function `fetch -> value` of the current values.
@@ -159,11 +163,15 @@ class SessionRunHook:
 
     - `begin()`, then `after_create_session(session, coord)` (`coord` is
       None), when `fit`/`evaluate`/`predict` starts;
-    - `before_run(run_context)` before every on-device loop; it may return
+    - `before_run(run_context)` before every run; it may return
       `SessionRunArgs` naming the values it wants;
-    - `after_run(run_context, run_values)` after every loop, with those
+    - `after_run(run_context, run_values)` after every run, with those
       values in `run_values.results`; `run_context.request_stop()` ends the
       loop (training and evaluation);
+
+    A run is a step with `use_tpu=False` (each step's values are carried out
+    of the compiled loop, and the hook is called once per step after it), a
+    whole on-device loop on a TPU.
     - `end(session)` when the loop ends normally (not after an exception).
 
     `session` is a `HostSession`: `session.run(global_step)` works.
@@ -189,19 +197,31 @@ class SessionRunHook:
 class HookCallback(keras.callbacks.Callback):
     """A `SessionRunHook`-shaped object as a Keras callback.
 
-    A "run" is one on-device loop. In mode TRAIN the hook is called from
-    `on_train_begin`, `on_train_batch_begin`, `on_train_batch_end` and
+    A "run" is what the loop's logs say (`engine.logs.LOOP_RUNS`): each
+    step of the loop with `use_tpu=False`, the whole loop on a TPU. In mode
+    TRAIN the hook is called from `on_train_begin`, `on_train_batch_begin`
+    (the first run's `before_run`), `on_train_batch_end` (the first run's
+    `after_run`, then `before_run` and `after_run` of every later run) and
     `on_train_end`; in EVAL from the `on_test_*` methods, in PREDICT from
-    the `on_predict_*` ones. `"global_step"` (and the global step handle)
-    is the model's `global_step`; `"loss"` and `"losses"` come from the
-    `logs` of the latest `on_train_batch_end` (or `on_train_end`):
-    `EstimatorModel.fit` puts the loss of every step of the loop in them
-    (`LOOP_LOSSES`). A tensor of `model_fn` that the hook holds has the value
-    of the loop's last step, from the same logs (`LOOP_HOOK_VALUES`).
+    the `on_predict_*` ones.
+
+    Every value of a run carries the run's step, as a TensorFlow
+    `session.run` fetched them: `"global_step"` (and the global step handle)
+    is the global step the run's last step read, before its own increment
+    (in TRAIN; the model's `global_step` in EVAL and PREDICT); `"loss"` is
+    that step's loss and `"losses"` the loss of each step of the run, from
+    the `logs` of the latest `on_train_batch_end` (or `on_train_end`)
+    (`LOOP_LOSSES`); a tensor of `model_fn` that the hook holds has its
+    value at that step (`LOOP_HOOK_VALUES`). `session.run(global_step)` in
+    `after_run` gives the step after the run.
 
     A stop requested in `after_run` sets the model's `stop_training`
     (TRAIN), `stop_evaluating` (EVAL) or `stop_predicting` (PREDICT),
-    Keras's flags: the model stops after the current loop's callbacks.
+    Keras's flags: the model stops after the current loop's callbacks. With
+    runs of one step, the hook is called for no later step of the loop, nor
+    are the callbacks after it (`LOOP_STOP_RUN`); the loop itself ran on the
+    device to its end, so the model's weights and global step are the
+    loop's last.
 
     The hook may define any subset of the `SessionRunHook` methods.
 
@@ -242,6 +262,7 @@ class HookCallback(keras.callbacks.Callback):
         self._request = None
         self._loop = None
         self._hook_values = None
+        self._span = None  # The steps [start, stop) of the loop the current run covers.
 
     def __repr__(self):
         return f"HookCallback({self.hook!r}, mode={self.mode!r})"
@@ -250,12 +271,17 @@ class HookCallback(keras.callbacks.Callback):
         method = getattr(self.hook, name, None)
         return method(*args) if callable(method) else None
 
-    def _value(self, fetch):
+    def _value(self, fetch, in_run=False):
+        """The value of a checked `fetch`: of the current run (`in_run`, what
+        `SessionRunArgs` get) or now (what `session.run` gets)."""
+        if fetch is fetches_lib.GLOBAL_STEP or (isinstance(fetch, str) and fetch == "global_step"):
+            return self._global_step(in_run)
+        variable = _variable_of(fetch)
+        if variable is not None and getattr(variable, "path", None) == "global_step":
+            return self._global_step(in_run)  # TF1's global_step variable of model_fn.
         if not isinstance(fetch, str):
             return self._fetched(fetch)
         name = fetch
-        if name == "global_step":
-            return _global_step(self.model)
         if self._loop is None:
             raise ValueError(
                 f"{name!r} is known only after the first training loop of an "
@@ -263,16 +289,26 @@ class HookCallback(keras.callbacks.Callback):
                 "EstimatorModel.fit gives on_train_batch_end."
             )
         losses = np.array(self._loop[1])
-        return losses if name == "losses" else losses[-1]
+        start, stop = self._span or (0, losses.size)
+        return losses[start:stop] if name == "losses" else losses[stop - 1]
+
+    def _global_step(self, in_run):
+        """The global step a run's last step read (`in_run`), or the step after it."""
+        if self.mode != ModeKeys.TRAIN or self._loop is None or self._span is None:
+            return _global_step(self.model)
+        after = self._loop[0] + self._span[1]
+        return after - 1 if in_run else after
 
     def _fetched(self, fetch):
-        """The value of a fetch that is not a name (checked)."""
-        if fetch is fetches_lib.GLOBAL_STEP:
-            return _global_step(self.model)
+        """The value of a fetch that is neither a name nor the global step (checked)."""
         variable = _variable_of(fetch)
         if variable is not None:
             return np.asarray(variable.value)
-        return fetches_lib.resolve_tensor(self.hook, fetch, self._hook_values)
+        values = None
+        if self._hook_values is not None:
+            values = (self._hook_values.values if self._span is None
+                      else self._hook_values.at(self._span[1] - 1))
+        return fetches_lib.resolve_tensor(self.hook, fetch, values)
 
     def _see(self, logs, keep=False):
         """Takes the loop `logs` reports; with `keep`, only if they report one."""
@@ -290,6 +326,7 @@ class HookCallback(keras.callbacks.Callback):
     def _begin(self):
         self._loop = None
         self._hook_values = None
+        self._span = None
         self._session = HostSession(self._value, self.mode, self.hook)
         self._call("begin")
         self._call("after_create_session", self._session, None)
@@ -313,7 +350,8 @@ class HookCallback(keras.callbacks.Callback):
             self._before_run()
         request, context = self._request, self._context
         values = SessionRunValues(
-            results=None if request is None else _resolve(request.fetches, self._value),
+            results=None if request is None else _resolve(
+                request.fetches, lambda fetch: self._value(fetch, in_run=True)),
             options=None if request is None else getattr(request, "options", None),
             run_metadata=None,
         )
@@ -321,6 +359,29 @@ class HookCallback(keras.callbacks.Callback):
         self._call("after_run", context, values)
         if context.stop_requested:
             setattr(self.model, _STOP_ATTRIBUTE[self.mode], True)
+        return context.stop_requested
+
+    def _runs(self, logs):
+        """`after_run` of the loop's first run, then `before_run` and
+        `after_run` of every later run the `logs` report (`LOOP_RUNS`), up
+        to a stop requested by this hook or one before it."""
+        total = int((logs or {}).get(logs_lib.LOOP_RUNS, 1))
+        if self._loop is not None:
+            steps = self._loop[1].size
+        elif self._hook_values is not None:
+            steps = len(self._hook_values.steps)
+        else:
+            steps = total
+        try:
+            for run in range(logs_lib.runs_of(logs)):
+                if run > 0:
+                    self._before_run()
+                self._span = logs_lib.run_steps(run, total, steps) if steps else None
+                if self._after_run():
+                    logs_lib.record_stop_run(logs, run)
+                    break
+        finally:
+            self._span = None
 
     def _end(self):
         self._call("end", self._session)
@@ -339,7 +400,7 @@ class HookCallback(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         if self._in(ModeKeys.TRAIN):
             self._see(logs)
-            self._after_run()
+            self._runs(logs)
 
     def on_train_end(self, logs=None):
         if self._in(ModeKeys.TRAIN):
@@ -357,7 +418,7 @@ class HookCallback(keras.callbacks.Callback):
     def on_test_batch_end(self, batch, logs=None):
         if self._in(ModeKeys.EVAL):
             self._see_values(logs)
-            self._after_run()
+            self._runs(logs)
 
     def on_test_end(self, logs=None):
         if self._in(ModeKeys.EVAL):
@@ -374,7 +435,7 @@ class HookCallback(keras.callbacks.Callback):
     def on_predict_batch_end(self, batch, logs=None):
         if self._in(ModeKeys.PREDICT):
             self._see_values(logs)
-            self._after_run()
+            self._runs(logs)
 
     def on_predict_end(self, logs=None):
         if self._in(ModeKeys.PREDICT):

@@ -22,7 +22,7 @@ from keras_tpu_estimator.hooks.session import SessionRunHook
 class StopAtStepHook(SessionRunHook):
     """Stops training at a global step: `tf.compat.v1.train.StopAtStepHook`.
 
-    After every loop, requests a stop when the global step has reached
+    After every run, requests a stop when the global step has reached
     `last_step`. A loop always finishes, so with loops of
     `iterations_per_loop` steps training stops at the end of the loop that
     reaches `last_step`, unless the loops are cut to end there:
@@ -80,7 +80,8 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs("global_step")
 
     def after_run(self, run_context, run_values):
-        if run_values.results >= self._last_step:
+        # The global step the run's last step read, before its increment (TF's "stale" step).
+        if run_values.results + 1 >= self._last_step:
             run_context.request_stop()
 
 
@@ -88,19 +89,22 @@ class LoggingTensorHook(SessionRunHook):
     """Logs fetched values: `tf.compat.v1.train.LoggingTensorHook`.
 
     Logs `"tag = value, tag = value (1.234 sec)"` at INFO level to the
-    `keras_tpu_estimator` logger, after the first loop and then every
-    `every_n_iter` steps or `every_n_secs` seconds, checked after each
-    loop; with `at_end`, also the last values when the loop ends.
+    `keras_tpu_estimator` logger, after the first run and then every
+    `every_n_iter` runs or `every_n_secs` seconds; with `at_end`, also the
+    last values when the loop ends.
 
-    An iteration is a training step here (TensorFlow counted
-    `session.run`s): the hook logs after a loop whose global step reaches a
-    new multiple of `every_n_iter`.
+    An iteration is a `session.run`, as TensorFlow counted them: a step with
+    `use_tpu=False` (the hook logs the values of iterations 0, n, 2n, ...:
+    with `{"step": global_step}` among them, the steps 0, n, 2n of a fresh
+    start), a whole on-device loop on a TPU. The values are those of the
+    run's (last) step, the global step included: the step it read, before
+    its own increment, as TensorFlow logged it.
 
     Args:
         tensors: what to log, as a list (tags are the names) or a dict
             `tag -> fetch`. A fetch is what `SessionRunArgs` takes: a tensor
             of `model_fn` (the hook built in `model_fn`, returned in the
-            spec's hooks: its value at the loop's last step), the global
+            spec's hooks: its value at the run's step), the global
             step, a variable, or a name (`"loss"`, `"losses"`,
             `"global_step"`).
         every_n_iter: log every this many steps.
@@ -160,19 +164,24 @@ class LoggingTensorHook(SessionRunHook):
         self._log_at_end = at_end
         self._formatter = formatter
         self._last_values = None
+        self._iterations = 0
+        self._should_log = False
 
     def begin(self):
         self._timer.reset()
         self._last_values = None
+        self._iterations = 0
 
     def before_run(self, run_context):
-        return SessionRunArgs({"values": self._tensors, "step": "global_step"})
+        self._should_log = self._log_periodically and self._timer.should_trigger(self._iterations)
+        return SessionRunArgs(self._tensors)
 
     def after_run(self, run_context, run_values):
-        values, step = run_values.results["values"], run_values.results["step"]
+        values = run_values.results
         self._last_values = values
-        if self._log_periodically and self._timer.should_trigger(step):
-            self._log(values, step)
+        if self._should_log:
+            self._log(values, self._iterations)
+        self._iterations += 1
 
     def end(self, session):
         if self._log_at_end and self._last_values is not None:
@@ -252,7 +261,8 @@ class NanTensorHook(SessionRunHook):
         if not bad.size:
             return
         first = int(bad[0])
-        step = run_values.results["global_step"] - losses.size + first
+        # "global_step" is the step the run's last step read: its first step read it - size + 1.
+        step = run_values.results["global_step"] + 1 - losses.size + first
         if self._fail_on_nan_loss:
             error = NanLossDuringTrainingError(step, losses[first].item())
             _log.error("%s", error)

@@ -1,8 +1,13 @@
 """Checks of the batches read from an input, with errors that say what is wrong.
 
 Every batch of an input must look like its first: the same feature keys,
-dtypes and shapes but for the leading (batch) dimension, and features and
-labels of one batch size. In training a batch may be short only at the end
+dtypes and shapes but for the leading dimension. Each feature and label has
+its own leading dimension, split over the replicas, as TensorFlow's
+TPUEstimator split each tensor (an unlabeled batch `k` times the labeled
+one: `{"x": [16, ...], "u": [48, ...]}`); the batch's own dimension (what
+`params['batch_size']` counts) is the smallest of them (`batch_rows`). In a
+batch that divides over the replicas, every tensor must divide
+(`check_divisible`). In training a batch may be short only at the end
 of the input (TPUs need static shapes, as TensorFlow's TPUEstimator
 requires). Each error names the batch by its position in the input
 (counted from 0) and says what changed.
@@ -46,27 +51,71 @@ def _keys(tree):
 
 
 def batch_rows(batch, position):
-    """The rows of a batch `(features, labels)`; its leaves must agree on them.
+    """The examples of a batch `(features, labels)`: its batch dimension.
+
+    Each leaf has its own leading dimension (TPUEstimator split each tensor
+    along its own); the batch's is the smallest of them (`smallest_rows`):
+    the labeled batch of a semi-supervised input, whose unlabeled batch is
+    `k` times larger.
+
+    Args:
+        batch: `(features, labels)` of arrays.
+        position: the batch's position in the input (for errors).
+
+    Returns:
+        The batch's rows, an int.
 
     Raises:
-        ValueError: if a leaf is not an array with a batch dimension, or
-            leaves have different batch sizes (both named, with their sizes).
+        ValueError: if the batch holds no arrays, or a leaf is not an array
+            with a leading dimension.
     """
     named = leaves(batch)
     if not named:
         raise ValueError(f"{_where(position)} holds no arrays: {batch!r:.200}")
-    sizes = {}
     for name, leaf in named:
-        shape = np.shape(leaf)
-        if not shape:
+        if not np.shape(leaf):
             raise ValueError(
                 f"{_where(position)}: {name} is {leaf!r:.80} of shape (); input batches "
                 "must be arrays with a leading batch dimension."
             )
-        sizes.setdefault(shape[0], []).append(name)
-    if len(sizes) > 1:
-        raise unequal_rows(position, [(name, np.shape(leaf)[0]) for name, leaf in named])
-    return next(iter(sizes))
+    return smallest_rows(np.shape(leaf)[0] for _, leaf in named)
+
+
+def smallest_rows(rows):
+    """The batch dimension of leaves of leading dimensions `rows`: the smallest.
+
+    One rule wherever a batch's size is asked (`params['batch_size']` of
+    `model_fn`, a short last batch, the examples an evaluation counts).
+    """
+    return min(int(r) for r in rows)
+
+
+def check_divisible(batch, replicas, offset=0, scale=1):
+    """Refuses a leaf whose leading dimension does not divide over the replicas.
+
+    TensorFlow's TPUEstimator split each tensor over the shards along its
+    own leading dimension, and refused one that did not divide.
+
+    Args:
+        batch: `(features, labels)` of arrays (or shape/dtype structs).
+        replicas: the replicas each leaf is split over.
+        offset: the axis of the leading dimension (1 for stacked steps).
+        scale: what a leaf's rows are multiplied by (the processes, each
+            holding its own rows of the global batch).
+
+    Raises:
+        ValueError: naming the first leaf that does not divide, its leading
+            dimension and the number of replicas.
+    """
+    for name, leaf in leaves(batch):
+        rows = np.shape(leaf)[offset] * scale
+        if rows % replicas:
+            raise ValueError(
+                f"{name} has a leading dimension of {rows}, which does not divide over "
+                f"the {replicas} replicas: each feature and label is split over the "
+                "replicas along its own leading dimension, which must be a multiple of "
+                f"the number of replicas ({replicas})."
+            )
 
 
 def refuse_strings(batch):
@@ -105,15 +154,6 @@ def refuse_strings(batch):
             "it is created before train, evaluate or predict reads the input (in main "
             "or params, not in model_fn)."
         )
-
-
-def unequal_rows(position, named_rows):
-    """The error for a batch whose leaves `[(name, rows)]` differ in rows."""
-    said = ", ".join(f"{name} has {rows} examples" for name, rows in named_rows)
-    return ValueError(
-        f"{_where(position)} has features and labels of different batch sizes: {said}. "
-        "Every array of a batch must have the same leading (batch) dimension."
-    )
 
 
 class BatchCheck:
@@ -158,10 +198,20 @@ class BatchCheck:
             )
 
 
-def short_training_batch(position, rows, batch_size):
-    """The error for a short batch in the middle of a training input."""
+def short_training_batch(position, rows, batch_size, named_rows=()):
+    """The error for a short batch in the middle of a training input.
+
+    Args:
+        position: the batch's position in the input.
+        rows: its batch dimension.
+        batch_size: the batch size.
+        named_rows: `[(name, rows)]` of its leaves, said when they differ.
+    """
+    said = ""
+    if len({r for _, r in named_rows}) > 1:
+        said = " (" + ", ".join(f"{name} has {r}" for name, r in named_rows) + ")"
     return ValueError(
-        f"The training input's batch {position} (counted from 0) has {rows} examples, "
+        f"The training input's batch {position} (counted from 0) has {rows} examples{said}, "
         f"but the batch size is {batch_size}, and more batches follow it. TPUs need "
         "static shapes: only the last batch of a training input may be short (it is "
         "dropped). Batch with drop_remainder=True (dataset.batch(batch_size, "

@@ -11,7 +11,10 @@ session runs them once per batch until the iterator ends
 (`tf.errors.OutOfRangeError`). Tensors that cannot change (constants and
 what is computed from them) are the arrays they hold, as the eager call
 gave them. An `input_fn` that works only in a graph
-(`make_initializable_iterator`, placeholders) is called in a graph at once.
+(`make_initializable_iterator`, placeholders) is called in a graph at once,
+and so is one that makes a one-shot iterator (`eager_iterators_refused`):
+called eagerly, its `get_next()` would read the first batch then and there
+(a generator would run twice, a stream would lose that batch).
 
 Example:
 
@@ -25,6 +28,9 @@ graph.changing  # True: one batch per run.
 [features["x"] for features, _ in graph]  # 13 batches: 0-7, 8-15, ..., 96-99.
 ```
 """
+
+import contextlib
+import threading
 
 import jax
 
@@ -54,6 +60,67 @@ def runs_only_in_a_graph(error):
     `placeholder`, ...) raise a `RuntimeError` that names eager execution.
     """
     return isinstance(error, RuntimeError) and "eager" in str(error).lower()
+
+
+class EagerIteratorRefused(RuntimeError):
+    """A one-shot iterator made eagerly where `eager_iterators_refused` holds."""
+
+
+_REFUSING = threading.local()  # Per thread: tf.data's own threads make iterators too.
+_INSTALLED = []
+
+
+@contextlib.contextmanager
+def eager_iterators_refused():
+    """Refuses one-shot iterators made eagerly, on this thread, while active.
+
+    `tf.compat.v1.data.make_one_shot_iterator(ds)` (or the method of a TF1
+    dataset) made eagerly would read the dataset there: its `get_next()`
+    is the first batch, read before the `input_fn` is called again in a
+    graph (`GraphInput`) and read from the start. Refused, the eager call
+    stops before reading anything, with an `EagerIteratorRefused` that
+    `runs_only_in_a_graph` recognizes, and the input is read once, in the
+    graph. TensorFlow makes every one-shot iterator through the private
+    `DatasetV1._make_one_shot_iterator`, wrapped here once (the one reach
+    into TensorFlow's internals of the input side); the wrapper changes
+    nothing outside this context.
+
+    Example:
+
+    ```python
+    with eager_iterators_refused():
+        tf.compat.v1.data.make_one_shot_iterator(dataset)  # EagerIteratorRefused
+    ```
+    """
+    _install()
+    was = getattr(_REFUSING, "active", False)
+    _REFUSING.active = True
+    try:
+        yield
+    finally:
+        _REFUSING.active = was
+
+
+def _install():
+    if _INSTALLED:
+        return
+    import tensorflow as tf
+
+    dataset_v1 = tf.compat.v1.data.Dataset
+    make = getattr(dataset_v1, "_make_one_shot_iterator", None)
+    if make is None:  # Another TensorFlow: iterators read eagerly, as before.
+        _INSTALLED.append(None)
+        return
+
+    def _make_one_shot_iterator(self):
+        if getattr(_REFUSING, "active", False) and tf.executing_eagerly():
+            raise EagerIteratorRefused(
+                "A one-shot iterator made in eager mode is read in a graph instead."
+            )
+        return make(self)
+
+    dataset_v1._make_one_shot_iterator = _make_one_shot_iterator
+    _INSTALLED.append(make)
 
 
 class GraphInput:

@@ -13,7 +13,9 @@ TensorFlow tensors may be TensorFlow 1 code whose tensors gave a new batch at
 every step (an iterator's `get_next()`, random noise): it is called again, in
 a graph, and read from there when its tensors change from run to run
 (`graph`). Code that runs only in a graph (`make_initializable_iterator`,
-placeholders) is called in a graph at once.
+placeholders) is called in a graph at once, and so is code that makes a
+one-shot iterator, which eagerly would read its first batch before the
+graph reads it again: every input is read once.
 """
 
 import collections.abc
@@ -161,7 +163,17 @@ def read(input_fn, params, mode, config):
 
     seed = getattr(config, "tf_random_seed", None)
     try:
-        result = call()
+        with graph_lib.eager_iterators_refused():  # Read once: in the graph.
+            result = call()
+    except graph_lib.EagerIteratorRefused:
+        try:
+            return graph_lib.GraphInput(call, seed)
+        except Exception as error:  # noqa: BLE001 - eager-only code reads eagerly.
+            _log.warning(
+                "input_fn makes a one-shot iterator but fails in a graph (%s: %s): it is "
+                "called eagerly, and its tensors are taken as arrays.",
+                type(error).__name__, error)
+        return refuse_batch_lists(check_input_fn_result(call()))
     except RuntimeError as error:
         if not graph_lib.runs_only_in_a_graph(error):
             raise

@@ -18,6 +18,12 @@ padded and marked (prediction: padding rows are cut off again). A short
 batch in the middle of a training input is an error, as are batches that
 change keys, dtypes or shapes (`checks`).
 
+Each feature and label keeps its own leading dimension (an unlabeled batch
+`k` times the labeled one); a batch's size is the smallest of them
+(`checks.batch_rows`), which short batches are measured and padded by.
+Arrays batched here must share one length (they are sliced by the batch
+size); a dataset may hold tensors of different leading dimensions.
+
 The engine's feed pads and places the chunks; `tf_data` holds what
 is asked of a dataset.
 """
@@ -179,8 +185,10 @@ class ArraySource:
     def nbytes(self):
         return _nbytes(self.data)
 
-    def sample(self, batch_size):
-        """One batch of `(features, labels)`, to build the model from."""
+    def sample(self, batch_size, steps=None, max_bytes=None):
+        """One batch of `(features, labels)`, to build the model from
+        (`steps` and `max_bytes` as `BatchSource.sample` takes them)."""
+        del steps, max_bytes  # Arrays are read when gathered.
         return jax.tree.map(lambda a: a[:batch_size], self.data)
 
     def num_steps(self, batch_size, remainder):
@@ -244,10 +252,21 @@ class ArraySource:
 
 
 def _short_chunk(batch, size, batch_size, remainder):
+    """A short batch of `size` examples: exact, or padded to `batch_size`.
+
+    Padding is keyed on the batch dimension: a leaf of `k * size` rows
+    (the batch's own, `k = 1`, or an unlabeled batch `k` times larger) is
+    padded to `k * batch_size` rows, copies of its last; a leaf of another
+    leading dimension stays as it is.
+    """
     if remainder == EXACT:
         return Chunk(batch, 1, size, False)
-    padded = _pad_rows(batch, batch_size - size)
-    return Chunk(jax.tree.map(lambda a: a[None], padded), 1, size, True)
+
+    def pad(a):
+        rows = a.shape[0]
+        return _pad_rows(a, (rows // size) * (batch_size - size)) if rows % size == 0 else a
+
+    return Chunk(jax.tree.map(lambda a: pad(a)[None], batch), 1, size, True)
 
 
 class BatchSource:
@@ -258,8 +277,9 @@ class BatchSource:
         self._iterator = None  # Elements of an iterable, after a `sample` peek.
         self._runs = None  # What `chunks` reads: `(batches, rows)` runs.
         self._rest = None  # The part of a run a resumed read starts with.
+        self._sampled = False  # Whether `sample` started `_runs` for `chunks`.
 
-    def sample(self, batch_size=None):
+    def sample(self, batch_size=None, steps=1, max_bytes=None):
         """A batch of `(features, labels)` to build the model from.
 
         Nothing is read that the next `chunks` would not read: the input is
@@ -268,20 +288,39 @@ class BatchSource:
         generator does). A dataset with static shapes but for the batch
         dimension gives the shapes and dtypes of its `element_spec`
         (`jax.ShapeDtypeStruct`s of `batch_size` rows when its batch
-        dimension is unknown); any other input gives its first batch, kept
-        for the next `chunks`.
+        dimension is unknown and it holds one tensor). One of several
+        tensors whose batch dimensions are unknown starts reading: its first
+        batch tells each tensor's leading dimension (they may differ), and
+        the next `chunks` goes on from that batch. Any other input gives its
+        first batch, kept for the next `chunks`.
 
         Args:
             batch_size: the global batch size, or None.
+            steps: the steps of a loop, which tf.data stacks when reading
+                starts here (as `chunks` would: `steps`, `max_bytes`).
+            max_bytes: the most bytes a loop's input may hold, or None.
+
+        Returns:
+            `(features, labels)` of arrays or `jax.ShapeDtypeStruct`s,
+            leaves of full batches: `batch_size` rows, or a multiple.
 
         Raises:
             ValueError: for an empty input.
         """
-        if is_dataset(self.batches) and self._iterator is None:
-            rows = batch_size // jax.process_count() if batch_size else None
+        rows = batch_size // jax.process_count() if batch_size else None
+        if is_dataset(self.batches) and self._iterator is None and not self._sampled:
             spec = tf_data.sample_spec(self.batches, rows)
-            if spec is not None:
+            if spec is not None and not tf_data.leading_dims_unknown(self.batches):
                 return split_batch(spec)
+            if spec is not None:  # Stacked by tf.data: the first run is kept.
+                self._runs = self._new_runs(self._stack_size(rows, steps, None, max_bytes))
+                self._rest, self._sampled = next(self._runs, None), True
+                if self._rest is None:
+                    raise ValueError("The input is empty.")
+                data, first = self._rest
+                return jax.tree.map(
+                    lambda a: jax.ShapeDtypeStruct(
+                        (_full_rows(a.shape[1], first, rows),) + a.shape[2:], a.dtype), data)
         iterator = self._iterator or self._new_iterator()
         element = next(iterator, None)
         if element is None:
@@ -354,7 +393,9 @@ class BatchSource:
             ValueError: if a batch is larger than the batch size.
         """
         del shuffle, rng  # A dataset shuffles itself.
-        if self._runs is None or not resume:
+        if self._sampled:  # Reading began in `sample`: it goes on.
+            self._sampled = False
+        elif self._runs is None or not resume:
             self._runs, self._rest = self._new_runs(self._stack_size(
                 batch_size, steps, max_steps, max_bytes)), None
         pending, taken = [], 0  # Full batches waiting for a chunk; batches read.
@@ -377,7 +418,8 @@ class BatchSource:
             if rows < batch_size and remainder == DROP and (
                 _length(data) > 1 or self._rest is not None or self._peek()
             ):
-                raise checks.short_training_batch(taken, rows, batch_size)
+                raise checks.short_training_batch(taken, rows, batch_size, [
+                    (name, np.shape(a)[1]) for name, a in checks.leaves(data)])
             if rows < batch_size:
                 if pending:
                     yield _join(pending, rows=batch_size)
@@ -420,6 +462,14 @@ class BatchSource:
         return max(1, min(stack, max_steps or stack))
 
 
+def _full_rows(leaf_rows, rows, batch_size):
+    """A leaf's rows in a full batch: `leaf_rows` of a batch of `rows` examples,
+    scaled to `batch_size` (an unlabeled batch `k` times the labeled one)."""
+    if not batch_size or rows == batch_size or leaf_rows % rows:
+        return leaf_rows
+    return leaf_rows // rows * batch_size
+
+
 def _length(data):
     return len(jax.tree.leaves(data)[0])
 
@@ -453,12 +503,7 @@ def checked_batches(elements):
 
 
 def _checked_runs(runs):
-    """Runs `(batch, rows)` of tf.data's stacks, their leaves' rows checked."""
-    position = 0
+    """Runs `(batch, rows)` of tf.data's stacks, `rows` their batch dimension
+    (`checks.batch_rows`: each leaf keeps its own leading dimension)."""
     for element, rows in runs:
-        batch = split_batch(element)
-        if len(set(rows)) > 1:
-            names = [name for name, _ in checks.leaves(batch)]
-            raise checks.unequal_rows(position, list(zip(names, rows)))
-        position += _length(batch)
-        yield batch, int(rows[0])
+        yield split_batch(element), checks.smallest_rows(rows)

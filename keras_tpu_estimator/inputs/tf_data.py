@@ -41,13 +41,16 @@ def num_steps(dataset, batch_size, drop_short):
         return None  # tf.data.UNKNOWN_CARDINALITY or INFINITE_CARDINALITY.
     if not drop_short or count == 0:
         return count
-    static_rows = tf.nest.flatten(dataset.element_spec)[0].shape[:1].as_list()
-    if static_rows and static_rows[0] is not None:
+    # The batch dimension is the smallest leading one (`checks.batch_rows`).
+    static_rows = [s.shape[:1].as_list() for s in tf.nest.flatten(dataset.element_spec)]
+    if all(rows and rows[0] is not None for rows in static_rows):
         # Every batch has this size: all run, or none is full.
-        return count if batch_size in (None, static_rows[0]) else 0
+        smallest = min(rows[0] for rows in static_rows)
+        return count if batch_size in (None, smallest) else 0
 
     def rows_at(index):
-        return int(tf.shape(tf.nest.flatten(tf.data.experimental.at(dataset, index))[0])[0])
+        element = tf.nest.flatten(tf.data.experimental.at(dataset, index))
+        return min(int(tf.shape(t)[0]) for t in element)
 
     try:  # Random access reads one batch, where the dataset offers it.
         full = rows_at(count - 1) == (batch_size or rows_at(0))
@@ -98,6 +101,15 @@ def sample_spec(dataset, rows=None):
     return tf.nest.map_structure(struct, dataset.element_spec)
 
 
+def leading_dims_unknown(dataset):
+    """Whether the dataset holds several tensors whose batch dimensions are
+    not static: each may have its own, which only a batch tells."""
+    import tensorflow as tf
+
+    specs = tf.nest.flatten(dataset.element_spec)
+    return len(specs) > 1 and any(s.shape.rank and s.shape[0] is None for s in specs)
+
+
 def batch_bytes(dataset, rows=None):
     """The bytes of one batch of `rows` rows (default: the static batch size)."""
     import tensorflow as tf
@@ -112,10 +124,10 @@ def stacked_runs(dataset, stack):
 
     tf.data stacks `stack` batches at a time and prefetches on its threads.
     Each batch carries the row count of each of its leaves (`rows`, in
-    `tf.nest.flatten` order), and `padded_batch` pads a short batch to the
-    others' size; the stacks are cut here (views) where the row counts
-    change, and the padding is cut off (not for leaves of different row
-    counts, which the caller refuses).
+    `tf.nest.flatten` order: each leaf has its own leading dimension), and
+    `padded_batch` pads a short batch to the others' size; the stacks are
+    cut here (views) where the row counts change, and each leaf's padding
+    is cut off.
 
     Args:
         dataset: a `stackable` dataset of batches.
@@ -133,9 +145,7 @@ def stacked_runs(dataset, stack):
             end = start + 1
             while end < len(rows) and (rows[end] == rows[start]).all():
                 end += 1
-            if (rows[start] == rows[start][0]).all():
-                count = int(rows[start][0])
-                yield jax.tree.map(lambda a: a[start:end, :count], element), rows[start]
-            else:  # Leaves of different rows: the caller says which.
-                yield jax.tree.map(lambda a: a[start:end], element), rows[start]
+            flat = [a[start:end, :count] for a, count in zip(tf.nest.flatten(element),
+                                                               rows[start].tolist())]
+            yield tf.nest.pack_sequence_as(element, flat), rows[start]
             start = end

@@ -307,13 +307,14 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
             The input as a source that `fit`/`evaluate`/`predict` accept.
         """
         source, batch_size = self._reader.source(x, y, mode, batch_size)
-        self.build_from_batch(mode, source.sample(batch_size))
+        self.build_from_batch(mode, source.sample(
+            batch_size, self.steps_per_execution, self._feed.max_loop_bytes))
         return source
 
     def build_from_batch(self, mode, batch):
         """Creates everything `model_fn` uses in `mode`, from a sample batch.
 
-        `model_fn` runs once on symbolic tensors shaped like `batch` (arrays
+        `model_fn` runs once on abstract values shaped like `batch` (arrays
         or `jax.ShapeDtypeStruct`s of `(features, labels)`); building a mode
         twice does nothing.
         """

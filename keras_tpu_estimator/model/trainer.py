@@ -21,6 +21,7 @@ from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine.host_call import run_host_calls
 from keras_tpu_estimator.engine.logs import LOOP_FIRST_STEP
 from keras_tpu_estimator.engine.logs import LOOP_LOSSES
+from keras_tpu_estimator.engine.logs import LOOP_RUNS
 from keras_tpu_estimator.engine.loop import METRIC_RESULTS
 from keras_tpu_estimator.engine.steps import HOOK_FETCHES
 from keras_tpu_estimator.engine.steps import PREDICTIONS
@@ -73,6 +74,12 @@ class LoopTrainer:
             if getattr(self, stop, False):
                 break
             chunk = next(chunks, None)
+
+    def _runs(self, chunk):
+        """The `session.run`s a loop stands for (`LOOP_RUNS`): each of its
+        steps with `use_tpu=False` (TensorFlow ran hooks and summaries
+        around every step), the whole loop on a TPU."""
+        return 1 if self._program.use_tpu else chunk.steps
 
     def _loop_length(self, steps):
         """The length of a call's loop program: shorter loops are padded to it."""
@@ -209,7 +216,7 @@ class LoopTrainer:
                 learning_rate.computed_rate(self.optimizer).observe(outputs[learning_rate.OUTPUT_KEY])
             loss_sum += float(losses.sum())
             return {"loss": loss_sum / steps, LOOP_FIRST_STEP: first_step, LOOP_LOSSES: losses,
-                    **_hook_logs(chunk, outputs)}
+                    LOOP_RUNS: self._runs(chunk), **_hook_logs(chunk, outputs)}
 
         return loop_logs
 
@@ -254,7 +261,7 @@ class LoopTrainer:
 
         def loop_logs(chunk, outputs, *_):
             last["results"] = outputs.get(METRIC_RESULTS)
-            return _hook_logs(chunk, outputs)
+            return {LOOP_RUNS: self._runs(chunk), **_hook_logs(chunk, outputs)}
 
         with chunks:
             first = self._first_chunk(chunks, EVAL)  # Builds the metrics, once.
@@ -309,7 +316,7 @@ class LoopTrainer:
             return {"outputs": jax.tree.map(
                 lambda a: distribute.host_local(a).reshape((-1,) + a.shape[2:])[: chunk.size],
                 outputs[PREDICTIONS],
-            ), **_hook_logs(chunk, outputs)}
+            ), LOOP_RUNS: self._runs(chunk), **_hook_logs(chunk, outputs)}
 
         with chunks:
             first = self._first_chunk(chunks, PREDICT)

@@ -80,8 +80,8 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
 
     Inside `model_fn`, every tensor has a `.name`, as in TensorFlow (see
     `input_names`): the features and labels are named after their keys,
-    in the symbolic build pass (`keras.KerasTensor`s) and in the compiled
-    steps (JAX tracers) alike.
+    in the build pass and in the compiled steps (JAX tracers) alike. Iterating
+    a tensor of unknown length (an export's batch) raises TF1's TypeError.
 
     Returns:
         The `TPUEstimatorSpec` `model_fn` returned, or the `EstimatorSpec` it
@@ -117,7 +117,7 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     try:
         with _keras_internals.tracer_names(
             [(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]
-        ):
+        ), _keras_internals.tf1_iteration():
             result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
     except (TypeError, ValueError, AttributeError) as error:
         if (labels is None and mode == spec_lib.ModeKeys.TRAIN and "labels" in accepted

@@ -151,6 +151,38 @@ def created_together(fn):
     return box["result"]
 
 
+def abstract_values(structs):
+    """Values of the shapes and dtypes of `structs`, known only by those: what the step sees.
+
+    Called in the trace of `created_together`, returns JAX tracers of that
+    trace, as the compiled step gives `model_fn` tracers of its own: the build
+    pass and the step run the same code on the same kind of value (indexing,
+    operators, Keras layers, compat.v1 ops). Their value is never computed;
+    one that a variable's initial value needed would raise when the variables
+    are initialized.
+
+    Args:
+        structs: a tree of `jax.ShapeDtypeStruct`s (None leaves stay None).
+
+    Returns:
+        The tree with a tracer in place of each struct.
+    """
+
+    def unknown():
+        raise ValueError(
+            "A variable's initial value depends on model_fn's inputs: initial values "
+            "are computed before any batch is seen. Initialize from constants or "
+            "initializers (assign data-dependent values in the training step)."
+        )
+
+    def value(struct):
+        # As the step receives it: 64-bit inputs are 32-bit without x64.
+        dtype = jax.dtypes.canonicalize_dtype(struct.dtype)
+        return jax.pure_callback(unknown, jax.ShapeDtypeStruct(struct.shape, dtype))
+
+    return jax.tree.map(value, structs)
+
+
 def initialize(variables, closed):
     """Gives `variables` the outputs of `closed` (a `ClosedJaxpr`), in one program.
 

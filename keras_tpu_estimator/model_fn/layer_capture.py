@@ -25,6 +25,13 @@ def model_fn(features, labels, mode, params):
 
 Layers made by `kte.get_or_create_layer`'s factory, and the sublayers a
 layer makes in its `__init__`, are not captured: they belong to their owner.
+So do the sublayers a layer makes but Keras does not track, because a plain
+Python object holds them (a list of block objects, each holding its
+`Conv2D`s): TF1 kept every variable in the graph whoever held it, so such a
+layer is *adopted*, tracked as a sublayer of the captured (or stored) layer
+that was being constructed or called when it was made. Its variables are
+then the model's: trained, saved, restored and listed by
+`tf1.trainable_variables()`.
 """
 
 import collections
@@ -106,6 +113,13 @@ def _rename_weights(renames, layer):
             _keras_internals.rename_variable(variable, renames[variable.name])
 
 
+def _tf1_weight_names(layer):
+    """Gives `layer`'s weights TF1's names when it builds (`TF1_WEIGHT_NAMES`)."""
+    renames = TF1_WEIGHT_NAMES.get(type(layer))
+    if renames and not getattr(layer, "built", False) and "build" in layer.__dict__:
+        _keras_internals.after_build(layer, functools.partial(_rename_weights, renames))
+
+
 def _ordinal(n):
     suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -121,6 +135,43 @@ class LayerCapture:
     def __init__(self, context):
         self.context = context
         self.counts = collections.Counter()
+        # Layers made inside other layers, `[layer, owner]` in order, not yet
+        # known to be tracked; an owner under construction is its capture key.
+        self.inner_layers = []
+        self.constructing = []
+        # `{path: variable}` before this call: what its new layers may share.
+        self.earlier = None
+
+    def inner(self, layer):
+        """Records a layer constructed inside another (see `adopt_untracked`)."""
+        if not self.context.building:
+            return
+        _tf1_weight_names(layer)
+        if self.constructing:
+            owner = self.constructing[-1]
+        else:
+            stored = {id(each) for each in self.context.store.created_layers.values()}
+            owner = next((caller for caller in _keras_internals.calling_layers()
+                          if id(caller) in stored), None)
+        self.inner_layers.append([layer, owner])
+
+    def adopt_untracked(self):
+        """Tracks each recorded layer that nothing tracks on the layer that made it.
+
+        Called before the call's variables are listed, and when the call ends.
+        """
+        if not self.inner_layers:
+            return
+        store = self.context.store
+        tracked = {id(each) for each in _keras_internals.layer_tree(store)}
+        waiting = []
+        for layer, owner in self.inner_layers:
+            if isinstance(owner, str):  # Its owner is still being constructed.
+                waiting.append([layer, owner])
+            elif id(layer) not in tracked and owner is not None:
+                _keras_internals.track_sublayers(owner, [layer])
+                tracked.update(id(each) for each in _keras_internals.layer_tree(layer))
+        self.inner_layers = waiting
 
     def __call__(self, cls, args, kwargs):
         if issubclass(cls, keras.layers.InputLayer):
@@ -138,7 +189,16 @@ class LayerCapture:
         where = (f"the {_ordinal(index + 1)} `{cls.__name__}`"
                  + (f" named {name!r}" if named else "") + f" in scope {scope!r}")
         store = self.context.store
-        entry = store.layer_order.entries.get(key)
+        entries = store.layer_order.entries
+        shared_path = None
+        # A mode whose build made its own object keeps it (TF1: a graph per mode).
+        own_key = f"{key}@{self.context.mode}"
+        if own_key in entries:
+            key = own_key
+        elif (key in entries and self.context.building
+                and _arguments(args, kwargs) != entries[key][1]):
+            key, shared_path = own_key, entries[key][0]
+        entry = entries.get(key)
         if entry is None:
             if not self.context.building:
                 raise ValueError(
@@ -148,9 +208,11 @@ class LayerCapture:
                     "back on every later call: model_fn must create the same "
                     "layers, in the same order, on every call."
                 )
-            return None, lambda layer, a, k: self._created(key, scope, layer, a, k)
+            self.constructing.append(key)
+            return None, lambda layer, a, k: self._created(
+                key, scope, layer, a, k, shared_path)
         path, _ = entry
-        layer = store.created_layers[path]
+        layer = store.created_layers[f"{path}@{self.context.mode}" if key == own_key else path]
         if _class_name(type(layer)) != _class_name(cls):
             raise ValueError(
                 f"model_fn created {where} as a `{cls.__qualname__}`, where an "
@@ -161,8 +223,23 @@ class LayerCapture:
             )
         return layer, lambda layer, a, k: self._reused(key, where, path, layer, a, k)
 
-    def _created(self, key, scope, layer, args, kwargs):
+    def _created(self, key, scope, layer, args, kwargs, shared_path=None):
         store, used = self.context.store, self.context.used
+        if self.constructing and self.constructing[-1] == key:
+            self.constructing.pop()
+        for entry in self.inner_layers:
+            if entry[1] == key:
+                entry[1] = layer
+        if shared_path is not None:
+            # This mode's own object, named as the first one: its weights are
+            # that one's variables, found by path (`find_weight`).
+            layer.name = shared_path.rpartition("/")[2]
+            store.created_layers[f"{shared_path}@{self.context.mode}"] = layer
+            store.layer_order.entries[key] = (shared_path, _arguments(args, kwargs))
+            for each in _keras_internals.layer_tree(layer):
+                _tf1_weight_names(each)
+            used[shared_path] = layer
+            return
         name = base = layer.name
         path = f"{scope}/{name}" if scope else name
         suffix = 0
@@ -174,11 +251,29 @@ class LayerCapture:
             layer.name = name
         store.created_layers[path] = layer
         for each in _keras_internals.layer_tree(layer):
-            renames = TF1_WEIGHT_NAMES.get(type(each))
-            if renames and not each.built:
-                _keras_internals.after_build(each, functools.partial(_rename_weights, renames))
+            _tf1_weight_names(each)
         store.layer_order.entries[key] = (path, _arguments(args, kwargs))
         used[path] = layer
+
+    def find_weight(self, layer, path, shape):
+        """The variable another mode's build made at `path` (TF1 shared variables by name).
+
+        Raises:
+            ValueError: TF1's error when its shape is not `shape`.
+        """
+        if not self.context.building:
+            return None
+        if self.earlier is None:
+            self.earlier = self.context.store.variables_by_name()
+        renames = TF1_WEIGHT_NAMES.get(type(layer), {})
+        parent, _, name = path.rpartition("/")
+        existing = self.earlier.get(f"{parent}/{renames.get(name, name)}")
+        if existing is not None and tuple(existing.shape) != tuple(shape):
+            raise ValueError(
+                f"Trying to share variable {existing.path}, but specified shape "
+                f"{tuple(shape)} and found shape {tuple(existing.shape)}."
+            )
+        return existing
 
     def _reused(self, key, where, path, layer, args, kwargs):
         _, expected = self.context.store.layer_order.entries[key]

@@ -71,6 +71,7 @@ class ModelFnCall:
         # What this call asked for, in first-use order: TF1's "graph" view.
         self.used = {}
         self.call_state = {}
+        self.capture = None
 
 
 @contextlib.contextmanager
@@ -88,24 +89,45 @@ def model_fn_call(store, mode, building, global_step, training):
     previous = getattr(_state, "context", None)
     context = ModelFnCall(store, mode, building, global_step)
     _state.context = context
-    capture = layer_capture.LayerCapture(context)
+    context.capture = capture = layer_capture.LayerCapture(context)
     try:
         # Keras layers created inside model_fn are kept in the store, with
         # automatic names counted per call, as TF1 counted them per graph.
         with _keras_internals.training_context(training), \
                 _keras_internals.object_names(collections.defaultdict(int)), \
-                _keras_internals.layer_constructions(capture):
+                _keras_internals.layer_constructions(
+                    capture, inner=capture.inner, find_weight=capture.find_weight):
             yield
+            if building:
+                _keras_internals.initialize_deferred_variables()
+        capture.adopt_untracked()
     finally:
         _state.context = previous
+
+
+class OutsideModelFnError(RuntimeError):
+    """A function that needs the `model_fn` call in progress ran outside one.
+
+    Its `function_name` names what was needed (`"get_seed_generator"`).
+    """
+
+    def __init__(self, message, function_name):
+        super().__init__(message)
+        self.function_name = function_name
+
+
+def in_model_fn_call():
+    """Whether a `model_fn` call is in progress in this thread."""
+    return getattr(_state, "context", None) is not None
 
 
 def current_call(function_name):
     context = getattr(_state, "context", None)
     if context is None:
-        raise RuntimeError(
+        raise OutsideModelFnError(
             f"`kte.{function_name}` can only be called inside a model_fn run "
-            "by `EstimatorModel` or `TPUEstimator`."
+            "by `EstimatorModel` or `TPUEstimator`.",
+            function_name,
         )
     return context
 
@@ -301,7 +323,9 @@ def used_in_call():
     In first-use order: what a TF1 graph held at this point of the call, so
     `compat.v1.trainable_variables()` lists variables in creation order.
     """
-    return dict(current_call("used_in_call").used)
+    context = current_call("used_in_call")
+    context.capture.adopt_untracked()
+    return dict(context.used)
 
 
 def call_state(key, factory):

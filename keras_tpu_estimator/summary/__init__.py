@@ -37,7 +37,9 @@ the writers host calls create), `recording` (the default writer, the
 summaries, `read_scalars`), `callback` (`SummaryCallback`), `protos` (TF1's
 summary protos from numpy values), `tf1` (where a TF1 summary is written:
 `model_fn`, host, or TensorFlow's own), `traced` (writing from the compiled
-step) and `contrib` (`tf.contrib.summary`'s writers and recording rules).
+step), `contrib` (`tf.contrib.summary`'s writers and recording rules) and
+`tf2` (TensorFlow 2's `tf.compat.v2.summary` in `model_fn`: written at the
+steps its `record_if` condition holds, by TensorFlow's own functions).
 
 Layering: may import `engine.logs`, `model_fn.store` and `model_fn.train_ops`
 (the global step of TF1 summaries) and the shared modules; never `model` or

@@ -283,7 +283,7 @@ def _in_model_fn(context, kind, name, value, family, step, recording_rule, param
             return op
         logdir, period = target
         after = global_step + 1
-        when = after % period == 0
+        when = (after - 1) % period == 0  # Steps 1, n + 1, 2n + 1: where the loss is written.
         at = after if step is None else step
     else:
         rule, logdir = _period(recording_rule), recording.current_logdir()

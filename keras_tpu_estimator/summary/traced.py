@@ -14,14 +14,16 @@ loop; images and audio are cut to their `max_outputs` first, on the device.
 Where and how often: `SummaryCallback`, while training runs, publishes its
 directory and period for the thread that trains (`summary_steps`); the step
 reads them when it is traced. The summary of the step that takes the global
-step from `s - 1` to `s` is written at step `s` when `s` divides by the
-period: the steps `SummaryCallback` writes the loss at.
+step from `s - 1` to `s` is written at step `s` when `s - 1` divides by the
+period (steps 1, n + 1, 2n + 1, ..., as TensorFlow's `SummarySaverHook` wrote
+them from step 0): the steps `SummaryCallback` writes the loss at, when
+training starts at a multiple of the period.
 
 Example (inside `model_fn`, through `compat.v1.summary`):
 
 ```python
 tf1.summary.image("inputs", features["image"], max_outputs=2)
-# -> at steps 100, 200, ... (save_summary_steps=100): inputs/image/0, inputs/image/1
+# -> at steps 1, 101, 201, ... (save_summary_steps=100): inputs/image/0, inputs/image/1
 ```
 """
 
@@ -43,7 +45,7 @@ _local = threading.local()
 def summary_steps(logdir, every_n_steps):
     """Inside the block, `model_fn` summaries traced on this thread go to `logdir`.
 
-    They are written every `every_n_steps` global steps. `SummaryCallback`
+    They are written every `every_n_steps` global steps (1, n + 1, ...). `SummaryCallback`
     opens one for the length of training. Blocks nest (the innermost wins).
 
     Args:
@@ -124,7 +126,10 @@ def _write(logdir, build, step, arrays):
         values = build(*[np.asarray(a) for a in arrays])
         writer = writers.acquire(logdir)
         try:
-            protos.write(writer, values, int(np.asarray(step)))
+            if callable(values):  # It writes itself (TF2 summaries: TensorFlow's functions).
+                values(writer, int(np.asarray(step)))
+            else:
+                protos.write(writer, values, int(np.asarray(step)))
         finally:
             writers.release(logdir)
     except Exception as error:  # noqa: BLE001 - raised again by raise_pending.
@@ -156,7 +161,9 @@ def emit(logdir, build, operands, step, when=None):
 
     Args:
         logdir: the event files' directory.
-        build: `build(*numpy operands) -> [Summary.Value]`, run on the host.
+        build: `build(*numpy operands)`, run on the host: the
+            `[Summary.Value]` to write, or a function `write(writer, step)`
+            that writes the summary with TensorFlow's `writer`.
         operands: the summary's arrays (tensors of the step); not
             differentiated.
         step: the step written at (a traced integer).

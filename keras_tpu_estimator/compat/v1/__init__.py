@@ -34,9 +34,12 @@ Layering: may import `model_fn` (store, train ops, the build pass),
 modules; never `engine`, `model` or `estimator`.
 """
 
+from keras_tpu_estimator.compat.v1 import compat  # noqa: F401
 from keras_tpu_estimator.compat.v1 import contrib  # noqa: F401
+from keras_tpu_estimator.compat.v1 import distribute  # noqa: F401
 from keras_tpu_estimator.compat.v1 import estimator  # noqa: F401
 from keras_tpu_estimator.compat.v1 import feature_column  # noqa: F401
+from keras_tpu_estimator.compat.v1 import image  # noqa: F401
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import layers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import logging  # noqa: F401
@@ -85,9 +88,12 @@ from keras_tpu_estimator.compat.v1.check_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.control_flow import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.random_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.scatter_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.image import random_crop  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import numpy_function  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import py_func  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import py_function  # noqa: F401
+from keras_tpu_estimator.compat.v1._tensor import newaxis  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import AUTO_REUSE  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import VariableScope  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import all_variables  # noqa: F401
@@ -110,3 +116,9 @@ from keras_tpu_estimator.compat.v1.training_ops import global_norm  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import gradients  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.training_ops import group  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.training_ops import no_op  # noqa: F401,E402
+
+# Keep last: every function of the namespace runs TensorFlow's own where it is
+# called on TensorFlow tensors (a `Dataset.map` function), see `_sides`.
+from keras_tpu_estimator.compat.v1._sides import run_where_called as _run_where_called  # noqa: E402,E501
+
+_run_where_called(globals())

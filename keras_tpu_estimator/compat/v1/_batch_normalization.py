@@ -4,7 +4,9 @@
 this layer: TF1's fused kernel (4D inputs, `fused` None or True) updates the
 moving variance with the unbiased batch variance and normalizes with the
 biased one, and raises epsilon to cuDNN's minimum; Keras's own layer is
-TF1's non-fused path.
+TF1's non-fused path, which TF1 took for `fused=False` and, whatever
+`fused` says, for inputs the kernel cannot take (not 4D, or the channels
+on another axis than 1 or 3).
 """
 
 import math
@@ -21,12 +23,14 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
 
     TF1's fused kernel (4D inputs; `fused` None or True) returns the
     unbiased batch variance, which updates `moving_variance`, while the
-    output is normalized with the biased one. `fused=False` (or a non-4D
-    input) is TF1's non-fused path: biased throughout, as Keras.
+    output is normalized with the biased one. `fused=False`, and as in TF1
+    any input the kernel cannot take (not 4D, or the channels on another
+    axis than 1 or 3) even with `fused=True`, is TF1's non-fused path:
+    biased throughout, as Keras.
 
     Args:
-        fused: TF1's `fused` argument (None: fused for 4D inputs with the
-            channels on axis 1 or 3).
+        fused: TF1's `fused` argument (None or True: fused for 4D inputs
+            with the channels on axis 1 or 3; False: never).
         **kwargs: `keras.layers.BatchNormalization`'s arguments.
     """
 
@@ -35,16 +39,14 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
         self.fused = fused
 
     def _is_fused(self, inputs):
+        # TF1's rule (its V1 layer, `BatchNormalizationBase.build`): `fused`
+        # None or True uses the fused kernel where it can, a 4D input with
+        # the channels on axis 1 or 3, and the non-fused path elsewhere.
+        if self.fused is not None and not self.fused:
+            return False
         rank = len(inputs.shape)
         axes = [a % rank for a in ([self.axis] if isinstance(self.axis, int) else self.axis)]
-        usable = rank == 4 and len(axes) == 1 and axes[0] in (1, 3)
-        if self.fused and not usable:
-            raise ValueError(
-                "tf1.layers.batch_normalization(fused=True) needs a 4D input with the "
-                f"channels on axis 1 or 3. Received: shape={tuple(inputs.shape)}, "
-                f"axis={self.axis!r}"
-            )
-        return usable if self.fused is None else bool(self.fused)
+        return rank == 4 and len(axes) == 1 and axes[0] in (1, 3)
 
     def call(self, inputs, training=None, mask=None):
         if not self._is_fused(inputs):

@@ -122,6 +122,7 @@ def static_values(values):
             array = np.asarray(value)
             if array.dtype.kind not in "iu":
                 return None  # Values, not shapes: computed as tensors.
+            array = array.astype(inferred_dtype(value), copy=False)  # Python ints: int32.
             arrays.append(array)
     return arrays
 
@@ -151,6 +152,137 @@ def static_value(value):
     if array.dtype == object and any(is_symbolic_dim(v) for v in array.reshape(-1)):
         return None  # Known when the exported program runs.
     return array
+
+
+_INT32_RANGE = (-(2**31), 2**31 - 1)
+
+
+def _is_tensor_like(value):
+    """A tensor, tracer, KerasTensor or variable: it carries its own dtype."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return False
+    return isinstance(value, (jax.Array, keras.KerasTensor)) or (
+        hasattr(value, "dtype") and hasattr(value, "shape"))
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _python_dtype(leaves):
+    """TF's dtype for a (nested) list of Python or numpy numbers, read by kind."""
+    kinds = set()
+    for leaf in leaves:
+        kind = np.asarray(leaf).dtype.kind if isinstance(leaf, (np.ndarray, np.generic)) else (
+            "b" if isinstance(leaf, bool) else "i" if isinstance(leaf, int)
+            else "f" if isinstance(leaf, float) else "c" if isinstance(leaf, complex)
+            else "O")
+        kinds.add("i" if kind == "u" else kind)
+    if not kinds or ("f" in kinds and kinds <= {"b", "i", "f"}):
+        return "float32"  # An empty list too, as in TF.
+    if kinds == {"b"}:
+        return "bool"
+    if kinds <= {"b", "i"}:
+        arrays = [np.asarray(leaf) for leaf in leaves]
+        ints = [int(v) for a in arrays if a.size for v in (a.max(), a.min())]
+        fits = all(_INT32_RANGE[0] <= v <= _INT32_RANGE[1] for v in ints)
+        return "int32" if fits else "int64"
+    if kinds <= {"b", "i", "f", "c"}:
+        return "complex128"
+    return None  # Strings, objects: numpy decides.
+
+
+def inferred_dtype(value):
+    """The dtype TensorFlow gives `value` when it converts it to a tensor.
+
+    TF's rule, not numpy's: a Python int is int32 (int64 past int32's
+    range), a Python float float32, a bool bool; a list takes the most
+    general kind of its elements (`[1, 2]` int32, `[1, 2.5]` float32, `[]`
+    float32), numpy scalars in a list counting by kind; a numpy scalar or
+    array keeps its dtype (`np.int64` int64, `np.float64` float64); a
+    tensor, variable or shape dimension keeps its own (int32 for shapes).
+
+    Args:
+        value: a Python number, list, tuple, numpy value, tensor or variable.
+
+    Returns:
+        The dtype name, e.g. `"int32"`; None for values TF would not convert
+        to a number (strings), which numpy then reads.
+    """
+    if is_symbolic_dim(value):
+        return "int32"
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return "int32"  # `shape()` with symbolic dimensions.
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.name
+    if _is_tensor_like(value):
+        return keras.backend.standardize_dtype(value.dtype)
+    leaves = _leaves(value)
+    tensors = [leaf for leaf in leaves if _is_tensor_like(leaf) or is_symbolic_dim(leaf)]
+    if tensors:
+        # TF packs the list: Python numbers take the tensors' dtype.
+        return keras.backend.result_type(*[inferred_dtype(t) for t in tensors])
+    return _python_dtype(leaves)
+
+
+def computed_dtype(dtype):
+    """The dtype JAX computes `dtype` in: 64-bit types are 32-bit without JAX's x64 mode."""
+    return jax.dtypes.canonicalize_dtype(np.dtype(dtype)).name
+
+
+def _check_python_cast(value, dtype):
+    """TF's TypeError for Python floats given an integer or bool dtype (`constant(1.5, int32)`)."""
+    if np.dtype(dtype).kind not in "biu":
+        return
+    for leaf in _leaves(value):
+        if isinstance(leaf, float) or (isinstance(leaf, int) and not isinstance(leaf, bool)
+                                       and np.dtype(dtype).kind == "b"):
+            raise TypeError(f"Expected {np.dtype(dtype).name}, but got {leaf!r} of type "
+                            f"'{type(leaf).__name__}'.")
+
+
+def as_tensor(value, dtype=None):
+    """`value` as a tensor, its dtype inferred as TensorFlow infers it (see `inferred_dtype`).
+
+    Every compat.v1 op that turns a Python or numpy value into a tensor
+    (`constant`, `convert_to_tensor`, `fill`, `zeros_like`, `identity`, ...)
+    does it here, so `fill(dims, 4)` is int32 as in TF, not Keras's float32.
+
+    Args:
+        value: a Python number or (nested) list, a numpy value, a tensor or
+            a variable. Tensors and variables keep their values.
+        dtype: None (inferred), or the dtype to give the value (a `tf1`
+            dtype or name); a tensor is cast to it.
+
+    Returns:
+        A JAX array (a KerasTensor stays one), in the dtype JAX computes
+        the inferred dtype in (see `computed_dtype`).
+
+    Raises:
+        TypeError: for a Python float given an integer dtype, as in TF.
+    """
+    if dtype is not None:
+        dtype = str(dtype)
+    if _is_tensor_like(value):
+        tensor = value if isinstance(value, (jax.Array, keras.KerasTensor)) else (
+            keras.ops.convert_to_tensor(value))
+        return tensor if dtype is None else keras.ops.cast(tensor, dtype)
+    if (isinstance(value, np.ndarray) and value.dtype == object) or is_symbolic_dim(value):
+        tensor = symbolic_dims_as_tensor(value)
+        return tensor if dtype is None else keras.ops.cast(tensor, dtype)
+    if dtype is None:
+        dtype = inferred_dtype(value)
+    else:
+        _check_python_cast(value, dtype)
+    if dtype is None:
+        return keras.ops.convert_to_tensor(value)
+    import jax.numpy as jnp
+
+    if any(_is_tensor_like(leaf) for leaf in _leaves(value)):
+        return jnp.asarray(value, dtype=computed_dtype(dtype))
+    return jnp.asarray(np.asarray(value, dtype=computed_dtype(dtype)))
 
 
 def resolve_initializer(initializer):

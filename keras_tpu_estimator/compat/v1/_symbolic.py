@@ -1,7 +1,9 @@
-"""One semantics for compat.v1 ops: the build pass traces the code the step runs.
+"""One semantics for compat.v1 ops, on `keras.KerasTensor`s too.
 
-`EstimatorModel` builds a mode by calling `model_fn` on `keras.KerasTensor`s
-(shapes and dtypes, no values). An op written on `keras.ops` gets its output
+`EstimatorModel` builds a mode by calling `model_fn` on abstract JAX values
+(`engine.program`), on which every op runs as in the step. Symbolic Keras
+code (`keras.Input`, a functional model) still hands ops `keras.KerasTensor`s
+(shapes and dtypes, no values): an op written on `keras.ops` gets its output
 shape from Keras's own rules there, and an op written on JAX, numpy or
 indexing does not run at all. `symbolic_op` makes both run as they run in
 the compiled step: called on KerasTensors, the op's body is traced by

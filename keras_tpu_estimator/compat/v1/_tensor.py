@@ -1,10 +1,10 @@
-"""`tf1.Tensor`: the type TF1 code checks tensors against.
+"""`tf1.Tensor`: the type TF1 code checks tensors against; `tf1.newaxis`.
 
 `isinstance(x, tf.Tensor)` (EfficientNet asserts it on its images) holds for
-what `model_fn` receives and computes: JAX arrays (tracers inside the
-compiled step and an export included) and the `keras.KerasTensor`s of the
-build pass. As in TensorFlow, numpy arrays, Python numbers and variables are
-not tensors.
+what `model_fn` receives and computes: JAX arrays (tracers in the build pass,
+the compiled step and an export), and the `keras.KerasTensor`s of symbolic
+Keras code (`keras.Input`). As in TensorFlow, numpy arrays, Python numbers
+and variables are not tensors.
 """
 
 import jax
@@ -33,3 +33,7 @@ class Tensor(metaclass=_TensorType):
         raise TypeError(
             "tf1.Tensor cannot be constructed: use tf1.constant or tf1.convert_to_tensor."
         )
+
+
+#: TF1's `tf.newaxis`: `x[tf1.newaxis]` adds an axis of size 1 (it is None).
+newaxis = None

@@ -148,9 +148,11 @@ class BatchNormalization(Layer):
 
     Variables `<name>/gamma`, `<name>/beta`, `<name>/moving_mean`,
     `<name>/moving_variance`. Call it with `training=` a Python bool. With
-    `fused` None (TF1's default) or True and a 4D input, the moving variance
-    is updated with the unbiased batch variance, as TF1's fused kernel does;
-    `fused=False` updates it with the biased one, as TF1's non-fused path.
+    `fused` None (TF1's default) or True and a 4D input with the channels on
+    axis 1 or 3, the moving variance is updated with the unbiased batch
+    variance, as TF1's fused kernel does; `fused=False`, or any other input
+    (where TF1 fell back to its non-fused path, `fused=True` included),
+    updates it with the biased one.
     """
 
     base_name = "batch_normalization"

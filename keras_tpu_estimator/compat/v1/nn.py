@@ -404,3 +404,8 @@ from keras_tpu_estimator.compat.v1._rnn.loops import bidirectional_dynamic_rnn  
 from keras_tpu_estimator.compat.v1._rnn.loops import dynamic_rnn  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._rnn.loops import static_bidirectional_rnn  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._rnn.loops import static_rnn  # noqa: E402,F401
+
+# Keep last: on TensorFlow tensors (input_fn), TensorFlow's own functions run (see `_sides`).
+from keras_tpu_estimator.compat.v1._sides import run_where_called as _run_where_called  # noqa: E402,E501
+
+_run_where_called(globals())

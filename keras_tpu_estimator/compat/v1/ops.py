@@ -25,8 +25,11 @@ from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
 # Private aliases: `ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import as_tensor as _as_tensor
 from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
+from keras_tpu_estimator.compat.v1._op_helpers import computed_dtype as _computed_dtype
 from keras_tpu_estimator.compat.v1._op_helpers import dimension as _dimension
+from keras_tpu_estimator.compat.v1._op_helpers import inferred_dtype as _inferred_dtype
 from keras_tpu_estimator.compat.v1._op_helpers import is_symbolic_dim as _is_symbolic_dim
 from keras_tpu_estimator.compat.v1._op_helpers import static_shape as _static_shape
 from keras_tpu_estimator.compat.v1._op_helpers import static_values as _static_values
@@ -37,6 +40,7 @@ from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
 from keras_tpu_estimator.compat.v1._row_gather import take_rows as _take_rows
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
 from keras_tpu_estimator.compat.v1._tensor import Tensor  # noqa: F401
+from keras_tpu_estimator.compat.v1.scatter_ops import batched_take as _batched_take
 
 
 def _reduction(keras_op, doc):
@@ -98,20 +102,51 @@ def to_int64(x, name=None):
     return ops.cast(x, _index_dtype("int64"))
 
 
+def _dtype_name(dtype):
+    return None if dtype is None else str(dtypes.as_dtype(dtype))
+
+
 def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
-    """A tensor holding `value`, broadcast to `shape` when given."""
-    array = np.asarray(value, dtype=None if dtype is None else dtypes.as_dtype(dtype).as_numpy_dtype)
-    if array.dtype == np.float64 and dtype is None:
-        array = array.astype(np.float32)  # TF1 makes Python floats float32.
-    if array.dtype == np.int64 and dtype is None:
-        array = array.astype(np.int32)
+    """A tensor holding `value`, broadcast to `shape` when given.
+
+    Without `dtype`, TF's inference: Python ints int32, floats float32,
+    numpy values their own dtype (see `convert_to_tensor`).
+    """
+    tensor = _as_tensor(value, _dtype_name(dtype))
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
-        array = np.broadcast_to(array, shape) if array.size == 1 else array.reshape(shape)
-    return ops.convert_to_tensor(array)
+        shape = _shape(shape)
+        size = int(np.prod(tensor.shape))
+        tensor = ops.broadcast_to(tensor, shape) if size == 1 else ops.reshape(tensor, shape)
+    return tensor
 
 
-convert_to_tensor = ops.convert_to_tensor
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
+    """`value` as a tensor, its dtype inferred as TF infers it.
+
+    Python ints are int32, floats float32, lists their elements' most
+    general kind (`[1, 2.5]` float32); numpy values, tensors and variables
+    keep their dtype (64-bit ones computed in 32 bits without JAX's x64).
+
+    Args:
+        value: a Python number or list, a numpy value, a tensor or a variable.
+        dtype: the dtype to convert to (a Python float to an integer dtype
+            raises TypeError, as in TF).
+        name: ignored.
+        preferred_dtype: the dtype to use when `value` converts to it
+            losslessly, else the inferred one (`dtype_hint` in TF 2).
+        dtype_hint: alias of `preferred_dtype`.
+
+    Returns:
+        A tensor.
+    """
+    hint = preferred_dtype if preferred_dtype is not None else dtype_hint
+    if dtype is None and hint is not None and _inferred_dtype(value) is not None:
+        if not isinstance(value, (np.ndarray, np.generic)) and not hasattr(value, "dtype"):
+            try:
+                return _as_tensor(value, _dtype_name(hint))
+            except (TypeError, ValueError, OverflowError):
+                pass  # As TF: the hint is only a preference.
+    return _as_tensor(value, _dtype_name(dtype))
 
 
 def zeros(shape, dtype="float32", name=None):
@@ -123,16 +158,19 @@ def ones(shape, dtype="float32", name=None):
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
-    return ops.zeros_like(tensor, dtype=None if dtype is None else str(dtypes.as_dtype(dtype)))
+    """Zeros of `tensor`'s shape, in `dtype` or the dtype TF infers for `tensor`."""
+    return ops.zeros_like(_as_tensor(tensor), dtype=_dtype_name(dtype))
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
-    return ops.ones_like(tensor, dtype=None if dtype is None else str(dtypes.as_dtype(dtype)))
+    """Ones of `tensor`'s shape, in `dtype` or the dtype TF infers for `tensor`."""
+    return ops.ones_like(_as_tensor(tensor), dtype=_dtype_name(dtype))
 
 
 def fill(dims, value, name=None):
-    """A tensor of shape `dims` filled with `value`."""
-    return ops.full(_shape(dims), value)
+    """A tensor of shape `dims` filled with `value`, in `value`'s TF dtype (`fill(d, 4)` int32)."""
+    value = _as_tensor(value)
+    return ops.full(_shape(dims), value, dtype=value.dtype)
 
 
 def shape(input, name=None, out_type="int32"):  # noqa: A002
@@ -239,33 +277,31 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """Rows (slices along `axis`, default 0) of `params` at `indices`.
 
+    With `batch_dims` > 0, each element of the leading `batch_dims` axes
+    (shared by `params` and `indices`) gathers from its own slice, along
+    `axis` (default `batch_dims`).
+
     Gathering rows (axis 0) of a variable gives it TF1's `IndexedSlices`
     gradient norm in `global_norm` / `clip_by_global_norm`: the norm over
     the gathered rows, duplicates counted separately (the update itself is
     the same).
     """
     if batch_dims:
-        raise NotImplementedError(
-            f"gather(batch_dims={batch_dims}) is not supported; use "
-            "take_along_axis or reshape the batch into the indices."
-        )
+        return _batched_take(params, indices, axis=axis, batch_dims=batch_dims)
     if axis in (None, 0):
         return _take_rows(params, indices)
     return ops.take(params, indices, axis=axis)
 
 
-def gather_nd(params, indices, name=None, batch_dims=0):
-    """Slices of `params` at the index tuples in the last axis of `indices`."""
-    if batch_dims:
-        raise NotImplementedError(f"gather_nd(batch_dims={batch_dims}) is not supported.")
-    indices = ops.convert_to_tensor(indices)
-    depth = indices.shape[-1]
-    return params[tuple(indices[..., i] for i in builtins.range(depth))]
-
-
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """One-hot vectors of length `depth` (`on_value` 1, `off_value` 0 by default)."""
-    dtype = str(dtypes.as_dtype(dtype)) if dtype is not None else "float32"
+    """One-hot vectors of length `depth` (`on_value` 1, `off_value` 0 by default).
+
+    Without `dtype`, TF's: that of `on_value` (else `off_value`), else float32.
+    """
+    if dtype is None:
+        given = [v for v in (on_value, off_value) if v is not None]
+        dtype = _computed_dtype(_inferred_dtype(given[0])) if given else "float32"
+    dtype = str(dtypes.as_dtype(dtype))
     encoded = ops.one_hot(indices, depth, axis=-1 if axis is None else axis, dtype=dtype)
     if on_value is None and off_value is None:
         return encoded
@@ -339,7 +375,12 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """`[start, start + delta, ...)` below `limit` (`range(n)` is `[0, n)`)."""
     if limit is None:
         start, limit = 0, start
-    dtype = None if dtype is None else str(dtypes.as_dtype(dtype))
+    if dtype is None:
+        # TF's: the most general of the bounds' dtypes in int32 < int64 < float32 < float64.
+        order = ("int32", "int64", "float32", "float64")
+        found = [_inferred_dtype(v) for v in (start, limit, delta)]
+        dtype = builtins.max(found, key=lambda d: order.index(d) if d in order else -1)
+    dtype = _computed_dtype(str(dtypes.as_dtype(dtype)))
     if any(_is_symbolic_dim(v) for v in (start, limit, delta)):
         # An export's batch size: `keras.ops.arange` reads its bounds' Python types.
         return jnp.arange(start, limit, delta, dtype=dtype or "int32")
@@ -366,7 +407,8 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def identity(input, name=None):  # noqa: A002
-    return ops.convert_to_tensor(input)
+    """`input` as a tensor (Python values in the dtype TF infers)."""
+    return _as_tensor(input)
 
 
 def stop_gradient(input, name=None):  # noqa: A002

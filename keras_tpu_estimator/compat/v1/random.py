@@ -26,3 +26,8 @@ from keras_tpu_estimator.compat.v1._stateless_random import stateless_truncated_
 from keras_tpu_estimator.compat.v1._stateless_random import stateless_uniform  # noqa: E402
 
 __all__ += ["set_seed", "stateless_normal", "stateless_truncated_normal", "stateless_uniform"]
+
+# Keep last: on TensorFlow tensors (input_fn), TensorFlow's own functions run (see `_sides`).
+from keras_tpu_estimator.compat.v1._sides import run_where_called as _run_where_called  # noqa: E402,E501
+
+_run_where_called(globals())

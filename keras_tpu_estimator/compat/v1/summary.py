@@ -36,6 +36,7 @@ from keras_tpu_estimator import summary as _summary
 from keras_tpu_estimator.compat.v1 import graph as _graph
 from keras_tpu_estimator.summary import contrib as _contrib
 from keras_tpu_estimator.summary import tf1 as _tf1
+from keras_tpu_estimator.summary import tf2 as _tf2
 
 SummaryOp = _tf1.SummaryOp
 
@@ -220,3 +221,6 @@ create_file_writer = _contrib.create_file_writer
 always_record_summaries = _contrib.always_record_summaries
 record_summaries_every_n_global_steps = _contrib.record_summaries_every_n_global_steps
 all_summary_ops = _contrib.all_summary_ops
+
+# TensorFlow 2's summaries made in this model_fn call (`compat.v2.summary`): a list.
+all_v2_summary_ops = _tf2.all_v2_summary_ops

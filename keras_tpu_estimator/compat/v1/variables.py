@@ -207,10 +207,10 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
             )
         if reuse is True:
             raise ValueError("reuse=True cannot be used without a name_or_scope.")
-        parent = _keras_internals.current_scope_path()
+        parent = _keras_internals.variable_scope_path()
         path, defaults = _join(parent, _unique_name(graph, parent, default_name)), outer
     elif isinstance(name_or_scope, str) and name_or_scope.strip("/"):
-        path = _join(_keras_internals.current_scope_path(), name_or_scope.strip("/"))
+        path = _join(_keras_internals.variable_scope_path(), name_or_scope.strip("/"))
         defaults = outer
     else:
         raise ValueError(
@@ -228,7 +228,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
     graph.scope_counts[path] = graph.scope_counts.get(path, 0) + 1
     graph.scopes.append(new)
     try:
-        with absolute_scope(path):
+        with _keras_internals.variable_scope_entry(path):
             yield new
     finally:
         graph.scopes.pop()
@@ -389,7 +389,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
             f"Received: shape={shape!r}"
         )
     current = get_variable_scope()
-    full = _join(_keras_internals.current_scope_path(), name.strip("/"))
+    full = _join(_keras_internals.variable_scope_path(), name.strip("/"))
     kwargs = dict(
         shape=None if shape is None else tuple(int(d) for d in shape),
         dtype=dtype if dtype is not None else current.dtype,

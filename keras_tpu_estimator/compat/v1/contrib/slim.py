@@ -6,7 +6,8 @@ As TF1's `slim` namespace, this module re-exports every public name of
 scopes (`arg_scope`, `add_arg_scope`, ...) and `tf1.contrib.framework`'s
 variable functions (`model_variable`, `get_variables_to_restore`,
 `assign_from_checkpoint_fn`, ...), and slim's host-side data description
-(`slim.tfexample_decoder`, `slim.dataset`) for `input_fn`. Variables get slim's names
+(`slim.tfexample_decoder`, `slim.dataset`, `slim.parallel_reader.get_data_files`)
+for `input_fn`. Variables get slim's names
 (`Conv/weights`, `Conv/BatchNorm/moving_mean`), so slim checkpoints load.
 
 ```python
@@ -25,6 +26,7 @@ def model_fn(features, labels, mode, params):
 import types as _types
 
 from keras_tpu_estimator.compat.v1.contrib import _slim_dataset as dataset  # noqa: F401
+from keras_tpu_estimator.compat.v1.contrib import _slim_parallel_reader as parallel_reader  # noqa: F401,E501
 from keras_tpu_estimator.compat.v1.contrib import _tfexample_decoder as tfexample_decoder  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import slim_nets as nets  # noqa: F401
 from keras_tpu_estimator.compat.v1.contrib import framework as _framework
