@@ -199,40 +199,40 @@ class Classifier(keras.Model):
         return self.fc(x)
 
 
-def per_mode_model_fn(features, labels, mode, params):
+def classifier(mode, eval_units=3):
+    """EfficientNet's way: the model is made anew in every mode, with its own arguments."""
     training = mode == TRAIN
     model = Classifier(dropout=0.5 if training else 0.0, momentum=0.9 if training else 0.99,
-                       units=params.get("eval_units", 3) if not training else 3)
-    logits = model(features["x"], training=training)
-    loss = tf1.losses.sparse_softmax_cross_entropy(labels, logits)
-    if training:
-        train_op = tf1.train.GradientDescentOptimizer(0.5).minimize(
-            loss, tf1.train.get_global_step())
-        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
-    return kte.TPUEstimatorSpec(mode, loss=loss)
+                       units=3 if training else eval_units)
+    return model, model(IMAGES, training=training)
 
 
-def test_each_mode_builds_its_own_objects_and_reads_what_train_wrote(tmp_path):
-    estimator = kte.TPUEstimator(
-        model_fn=per_mode_model_fn, config=kte.RunConfig(model_dir=str(tmp_path)),
-        train_batch_size=8, eval_batch_size=8, use_tpu=False)
-    estimator.train(block_input_fn, max_steps=2)
-    names = estimator.get_variable_names()
-    assert "classifier/dense/kernel" in names
-    results = estimator.evaluate(block_input_fn, steps=1)
-    assert np.isfinite(results["loss"]) and results["global_step"] == 2
+def run_in(mode, program, store, building=True):
+    with store_lib.model_fn_call(store, mode, building, 0, mode == TRAIN):
+        return program()
+
+
+def test_each_mode_builds_its_own_objects_sharing_trains_variables_by_name():
+    store = store_lib.VariableStore()
+    trained, _ = run_in(TRAIN, lambda: classifier(TRAIN), store)
+    variables = [id(v) for v in store.variables]
+    evaluated, _ = run_in(kte.ModeKeys.EVAL, lambda: classifier(kte.ModeKeys.EVAL), store)
+    assert evaluated is not trained and evaluated.drop.rate == 0.0
     # Evaluation made no variable of its own: TRAIN's, found by name.
-    assert estimator.get_variable_names() == names
+    assert [id(v) for v in store.variables] == variables
+    assert {id(v) for v in evaluated.weights} <= set(variables)
+    # Its compiled steps get its own object back.
+    again, _ = run_in(kte.ModeKeys.EVAL, lambda: classifier(kte.ModeKeys.EVAL), store,
+                      building=False)
+    assert again is evaluated
 
 
-def test_a_shape_mismatch_across_modes_is_tf1s_error_naming_the_variable(tmp_path):
-    estimator = kte.TPUEstimator(
-        model_fn=per_mode_model_fn, config=kte.RunConfig(model_dir=str(tmp_path)),
-        train_batch_size=8, eval_batch_size=8, use_tpu=False, params={"eval_units": 5})
-    estimator.train(block_input_fn, max_steps=1)
+def test_a_shape_mismatch_across_modes_is_tf1s_error_naming_the_variable():
+    store = store_lib.VariableStore()
+    run_in(TRAIN, lambda: classifier(TRAIN), store)
     with pytest.raises(ValueError, match=r"Trying to share variable classifier/dense/kernel, "
                        r"but specified shape \(4, 5\) and found shape \(4, 3\)"):
-        estimator.evaluate(block_input_fn, steps=1)
+        run_in(kte.ModeKeys.EVAL, lambda: classifier(kte.ModeKeys.EVAL, eval_units=5), store)
 
 
 # -- Initializers that draw random numbers draw new ones each time. ---------
