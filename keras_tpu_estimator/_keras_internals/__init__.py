@@ -17,7 +17,6 @@ import contextlib
 import functools
 import threading
 
-import keras
 import numpy as np
 
 from keras.src.backend.common import global_state
@@ -92,42 +91,6 @@ def current_scope_path():
     from keras.src.backend.common.name_scope import current_path
 
     return current_path()
-
-
-def variable_scope_path():
-    """The path TF1's variable scopes give now: the name scopes open, less layer calls'.
-
-    A Keras layer's call opens a name scope named after the layer: TF1 named
-    the variables of Keras layers by name scopes, and those of `tf.layers`
-    and `get_variable` by variable scopes, which a layer's call does not
-    open. A scope opened by `variable_scope_entry` gives its path whole.
-    """
-    parts = []
-    for entry in global_state.get_global_attribute("name_scope_stack") or ():
-        path = getattr(entry, "variable_path", None)
-        if path is not None:
-            parts = [p for p in path.split("/") if p]
-        elif getattr(entry, "caller", None) is None:
-            if entry.override_parent is not None:
-                parts = [p for p in entry.override_parent.split("/") if p]
-            parts.append(entry.name)
-    return "/".join(parts)
-
-
-@contextlib.contextmanager
-def variable_scope_entry(path):
-    """Opens TF1's variable scope `path` (a full path): see `variable_scope_path`.
-
-    Outside Keras layer calls, the Keras name scope becomes `path` too;
-    inside one, the scope's last name is added to the layer's name scope,
-    as TF1's `variable_scope` opened a name scope of that name.
-    """
-    parent, _, last = path.rpartition("/")
-    inside_a_call = current_scope_path() != variable_scope_path()
-    scope = keras.name_scope(last, override_parent=None if inside_a_call else parent)
-    scope.variable_path = path
-    with scope:
-        yield
 
 
 def raw_learning_rate(optimizer):
@@ -441,6 +404,8 @@ from keras_tpu_estimator._keras_internals.layer_construction import object_names
 from keras_tpu_estimator._keras_internals.layer_construction import reserve_object_name  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import rename_variable  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import track_sublayers  # noqa: E402,F401
+from keras_tpu_estimator._keras_internals.name_scopes import variable_scope_entry  # noqa: E402,F401
+from keras_tpu_estimator._keras_internals.name_scopes import variable_scope_path  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------
