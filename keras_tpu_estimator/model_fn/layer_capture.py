@@ -139,8 +139,9 @@ class LayerCapture:
         # known to be tracked; an owner under construction is its capture key.
         self.inner_layers = []
         self.constructing = []
-        # `{path: variable}` before this call: what its new layers may share.
-        self.earlier = None
+        # `{path: variable}` before this call: what its new layers may share
+        # (not what this call made: TF1 shared across graphs, by name).
+        self.earlier = context.store.variables_by_name() if context.building else {}
 
     def inner(self, layer):
         """Records a layer constructed inside another (see `adopt_untracked`)."""
@@ -263,8 +264,6 @@ class LayerCapture:
         """
         if not self.context.building:
             return None
-        if self.earlier is None:
-            self.earlier = self.context.store.variables_by_name()
         renames = TF1_WEIGHT_NAMES.get(type(layer), {})
         parent, _, name = path.rpartition("/")
         existing = self.earlier.get(f"{parent}/{renames.get(name, name)}")
