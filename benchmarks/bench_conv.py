@@ -7,15 +7,23 @@ kernel only for a first layer) of
 
 - `lax_nhwc`: `jax.lax.conv_general_dilated`, NHWC / HWIO (what Keras runs);
 - `lax_nchw`: the same in NCHW / OIHW;
-- `im2col`: `keras_tpu_estimator._cpu_conv.im2col_conv` (shifted windows
+- `im2col`: `keras_tpu_estimator._backend.im2col.im2col_conv` (shifted windows
   concatenated, taps that only read padding dropped, one matrix product);
+- `tf_kernels`: TensorFlow's oneDNN kernels called from the jitted function
+  (`keras_tpu_estimator._backend.tf_kernels.conv`);
 - `patches`: `jax.lax.conv_general_dilated_patches` + one matrix product;
 - `tap_sum`: one matrix product per kernel tap, summed;
 
+then the issue's table: three convolutions of real programs, forward and
+both gradients, as GFLOP/s of XLA:CPU, of TensorFlow's own oneDNN kernels
+(a `tf.function`, TensorFlow tensors) and of the library (what Keras's `conv`
+runs once `keras_tpu_estimator` is imported), beside the machine's fp32 peak;
+
 then one SGD training step of each whole network with `lax.conv` and
-`lax.reduce_window` max pooling (what Keras runs: `lax`), with `_backend.cpu_conv`'s
-per-shape rule (`conv_only`), with it and `_backend.cpu_pool`'s tiled max pool (what
-the library runs: `dispatch`), with a looser rule (`rule16`) and with im2col
+`lax.reduce_window` max pooling (what Keras runs: `lax`), with the library's
+convolution routing (`conv_only`: im2col at small outputs, TensorFlow's kernels
+elsewhere), with it and `_backend.tiled_pool`'s max pool (what the library
+runs: `dispatch`), with a looser im2col rule (`rule16`) and with im2col
 everywhere.
 Times are the best of several interleaved trials; ratios are taken inside
 one process. With `--flags`, the same runs again in child processes under
@@ -75,15 +83,22 @@ def _setup():
     return jax
 
 
-def _time(fns, args, trials, min_s=0.05):
-    """Best seconds per call of each fn, trials interleaved across fns."""
+def _ready(out):
+    """Waits for `out`: JAX values, or a list of TensorFlow tensors."""
     import jax  # noqa: PLC0415
 
+    if isinstance(out, (list, tuple)) and out and not isinstance(out[0], jax.Array):
+        return [o.numpy() for o in out]
+    return jax.block_until_ready(out)
+
+
+def _time(fns, args, trials, min_s=0.05):
+    """Best seconds per call of each fn, trials interleaved across fns."""
     reps = {}
     for name, fn in fns.items():
-        jax.block_until_ready(fn(*args[name]))  # compile
+        _ready(fn(*args[name]))  # compile
         start = time.perf_counter()
-        jax.block_until_ready(fn(*args[name]))
+        _ready(fn(*args[name]))
         once = max(time.perf_counter() - start, 1e-6)
         reps[name] = max(1, int(min_s / once))
     best = {name: float("inf") for name in fns}
@@ -92,7 +107,7 @@ def _time(fns, args, trials, min_s=0.05):
             start = time.perf_counter()
             for _ in range(reps[name]):
                 out = fn(*args[name])
-            jax.block_until_ready(out)
+            _ready(out)
             best[name] = min(best[name], (time.perf_counter() - start) / reps[name])
     return best
 
@@ -102,7 +117,8 @@ def _conv_methods():
     from jax import lax  # noqa: PLC0415
     from jax import numpy as jnp  # noqa: PLC0415
 
-    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator._backend import im2col as _im2col  # noqa: PLC0415
+    from keras_tpu_estimator._backend import tf_kernels  # noqa: PLC0415
 
     def lax_nhwc(x, w, stride, padding):
         return lax.conv_general_dilated(x, w, (stride, stride), padding,
@@ -113,7 +129,10 @@ def _conv_methods():
                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
 
     def im2col(x, w, stride, padding):
-        return _cpu_conv.im2col_conv(x, w, stride, padding.lower())
+        return _im2col.im2col_conv(x, w, stride, padding.lower())
+
+    def tf_kernel(x, w, stride, padding):
+        return tf_kernels.conv(x, w, stride, padding.lower())
 
     def patches(x, w, stride, padding):
         kh, kw, cin, cout = w.shape
@@ -137,7 +156,7 @@ def _conv_methods():
         return out
 
     return {"lax_nhwc": lax_nhwc, "lax_nchw": lax_nchw, "im2col": im2col,
-            "patches": patches, "tap_sum": tap_sum}, jax, jnp
+            "tf_kernels": tf_kernel, "patches": patches, "tap_sum": tap_sum}, jax, jnp
 
 
 def bench_shapes(trials, methods=None):
@@ -171,6 +190,102 @@ def bench_shapes(trials, methods=None):
     return rows
 
 
+# --- the issue's table: GFLOP/s of XLA:CPU, TensorFlow's oneDNN and the library ---
+
+TABLE = [  # (name, batch, size, in, out, kernel): stride 1, SAME, as the programs run them
+    ("5x5 32->32 @14x14, batch 64 (mnist)", 64, 14, 32, 32, 5),
+    ("3x3 64->64 @32x32, batch 32 (Wide-ResNet)", 32, 32, 64, 64, 3),
+    ("3x3 128->128 @16x16, batch 32 (ResNet)", 32, 16, 128, 128, 3),
+]
+
+
+def fp32_peak_gflops():
+    """cores x fp32 FMA lanes x 2 FMA units x 2 (an FMA is two FLOPs) x clock.
+
+    The clock is /proc/cpuinfo's current one (turbo may exceed it); two FMA
+    units per core is what AVX-512 server cores have. None if unknown.
+    """
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return None, "no /proc/cpuinfo"
+    flags = next((ln for ln in info.splitlines() if ln.startswith("flags")), "")
+    lanes = 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
+    mhz = [float(ln.split(":")[1]) for ln in info.splitlines() if ln.startswith("cpu MHz")]
+    if not mhz:
+        return None, "no clock in /proc/cpuinfo"
+    cores = os.cpu_count()
+    ghz = max(mhz) / 1e3
+    return (cores * lanes * 2 * 2 * ghz,
+            f"{cores} cores x {lanes} lanes x 2 FMA units x 2 x {ghz:.2f} GHz")
+
+
+def bench_table(trials):
+    import jax  # noqa: PLC0415
+    import keras  # noqa: PLC0415
+    import tensorflow as tf  # noqa: PLC0415
+    from jax import lax  # noqa: PLC0415
+    from jax import numpy as jnp  # noqa: PLC0415
+
+    import keras_tpu_estimator  # noqa: F401, PLC0415  (routes Keras's conv)
+    from keras_tpu_estimator._backend import lowering  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, batch, size, cin, cout, k in TABLE:
+        x = rng.standard_normal((batch, size, size, cin)).astype(np.float32)
+        w = (rng.standard_normal((k, k, cin, cout)) * 0.1).astype(np.float32)
+
+        # The gradients of sum(y**2 / 2), whose cotangent is the forward's y: the
+        # backward waits for the forward, as in a network (the cotangent of a
+        # constant would let TensorFlow run the three ops at once, and let
+        # compilers drop the forward).
+        def xla_conv(a, b):
+            return lax.conv_general_dilated(
+                a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+        def library_conv(a, b):
+            return keras.ops.conv(a, b, padding="same")
+
+        def forward_and_grads(conv):
+            def run(a, b):
+                y, vjp = jax.vjp(conv, a, b)
+                return (y, *vjp(y))
+            return jax.jit(run).lower(x, w).compile()
+
+        with lowering.xla_only():
+            xla = forward_and_grads(xla_conv)
+        library = forward_and_grads(library_conv)
+        tx, tw = tf.constant(x), tf.constant(w)
+
+        @tf.function
+        def onednn():
+            with tf.GradientTape() as tape:
+                tape.watch([tx, tw])
+                y = tf.nn.conv2d(tx, tw, 1, "SAME")
+            return [y, *tape.gradient(y, [tx, tw], output_gradients=y)]
+
+        jx, jw = jnp.asarray(x), jnp.asarray(w)
+        best = _time({"xla": xla, "tf_onednn": onednn, "library": library},
+                     {"xla": (jx, jw), "tf_onednn": (), "library": (jx, jw)}, trials)
+        flops = 3 * 2 * batch * size * size * cin * cout * k * k
+        rows.append({"shape": name, "ms": {m: t * 1e3 for m, t in best.items()},
+                     "gflops": {m: flops / t / 1e9 for m, t in best.items()}})
+    return rows
+
+
+def _print_table(rows):
+    peak, how = fp32_peak_gflops()
+    print("\n## one convolution, forward and both gradients: ms and GFLOP/s (best of trials)")
+    print(f"## fp32 peak: {peak:.0f} GFLOP/s ({how})" if peak else f"## fp32 peak: unknown ({how})")
+    print(f"{'shape':44s} {'XLA:CPU':>16s} {'TF oneDNN':>16s} {'library':>16s}   library/TF")
+    for r in rows:
+        ms, gf = r["ms"], r["gflops"]
+        cells = " ".join(f"{ms[m]:6.1f} ms {gf[m]:4.0f} GF" for m in ("xla", "tf_onednn", "library"))
+        print(f"{r['shape']:44s} {cells}   {gf['library'] / gf['tf_onednn']:.2f}x")
+
+
 # --- whole networks (one SGD step; plain JAX so that only the convolution differs) ---
 
 
@@ -179,16 +294,17 @@ def _networks(conv_kind, tiled_pool):
     from jax import lax  # noqa: PLC0415
     from jax import numpy as jnp  # noqa: PLC0415
 
-    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
-    from keras_tpu_estimator._backend import cpu_pool as _cpu_pool  # noqa: PLC0415
+    from keras_tpu_estimator._backend import im2col as _im2col  # noqa: PLC0415
+    from keras_tpu_estimator._backend import routing  # noqa: PLC0415
+    from keras_tpu_estimator._backend import tiled_pool as _cpu_pool  # noqa: PLC0415
 
     def conv(x, w, stride, padding):
         if conv_kind == "lax":
             return lax.conv_general_dilated(x, w, (stride, stride), padding,
                                             dimension_numbers=("NHWC", "HWIO", "NHWC"))
         if conv_kind == "im2col":
-            return _cpu_conv.im2col_conv(x, w, stride, padding.lower())
-        dispatch = _cpu_conv.make_conv(
+            return _im2col.im2col_conv(x, w, stride, padding.lower())
+        dispatch = routing.make_conv(
             lambda i, k, strides, padding, data_format, dilation_rate: lax.conv_general_dilated(
                 i, k, (strides, strides), padding.upper(),
                 dimension_numbers=("NHWC", "HWIO", "NHWC")))
@@ -279,7 +395,7 @@ def _networks(conv_kind, tiled_pool):
     }
 
 
-NETWORK_KINDS = {  # kind: (convolution, _cpu_conv.MAX_OUTPUT_POSITIONS while tracing, tiled pool)
+NETWORK_KINDS = {  # kind: (convolution, im2col.MAX_OUTPUT_POSITIONS while tracing, tiled pool)
     "lax": ("lax", None, False),  # what Keras runs
     "conv_only": ("dispatch", None, False),  # the library's convolution rule, Keras's max pool
     "dispatch": ("dispatch", None, True),  # the library: its convolutions and max pool
@@ -291,7 +407,7 @@ NETWORK_KINDS = {  # kind: (convolution, _cpu_conv.MAX_OUTPUT_POSITIONS while tr
 def bench_networks(trials, kinds=tuple(NETWORK_KINDS)):
     import jax  # noqa: PLC0415
 
-    from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: PLC0415
+    from keras_tpu_estimator._backend import im2col as _cpu_conv  # noqa: PLC0415
 
     compiled = {}
     for kind in kinds:
@@ -342,6 +458,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=2, help="rounds of flag children")
     parser.add_argument("--skip-shapes", action="store_true")
     parser.add_argument("--skip-networks", action="store_true")
+    parser.add_argument("--table-only", action="store_true",
+                        help="only the issue's table of three convolutions")
     args = parser.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     _setup()
@@ -352,7 +470,11 @@ def main():
     import jax  # noqa: PLC0415
 
     print(f"jax {jax.__version__}, {os.cpu_count()} CPUs, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
+    if args.table_only:
+        _print_table(bench_table(args.trials))
+        return
     if not args.skip_shapes:
+        _print_table(bench_table(args.trials))
         _print_shapes(bench_shapes(args.trials), "default flags")
     if not args.skip_networks:
         _print_networks(bench_networks(args.trials), "default flags")

@@ -20,9 +20,9 @@ from keras_tpu_estimator import compilation_cache  # noqa: E402
 
 compilation_cache.enable_default()
 
-from keras_tpu_estimator._backend import cpu_conv as _cpu_conv  # noqa: E402
+from keras_tpu_estimator._backend import routing as _routing  # noqa: E402
 
-_cpu_conv.install()  # Keras's convolutions as matrix products at small sizes on CPU.
+_routing.install()  # On CPU: TensorFlow's oneDNN convolutions, im2col, tiled max pools.
 
 from keras_tpu_estimator import checkpoint  # noqa: E402
 from keras_tpu_estimator import export  # noqa: E402

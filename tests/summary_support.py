@@ -2,6 +2,7 @@
 
 import glob
 import os
+import re
 
 
 def read_values(logdir):
@@ -9,7 +10,11 @@ def read_values(logdir):
     import tensorflow as tf
 
     found = []
-    for path in sorted(glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))):
+    paths = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
+    # events.out.tfevents.<time>.<host>.<pid>.<n>.v2: numbers compared as numbers (.10 after .9).
+    def order(path):
+        return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(path))]
+    for path in sorted(paths, key=order):
         for event in tf.compat.v1.train.summary_iterator(path):
             found += [(int(event.step), value) for value in event.summary.value]
     return found

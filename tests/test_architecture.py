@@ -46,7 +46,7 @@ MAY_IMPORT = {
     "hooks": SHARED | {"engine.logs"},
     "checkpoint": SHARED | {"engine.logs", "hooks"},
     "summary": SHARED | {"engine.logs", "model_fn.store", "model_fn.train_ops"},
-    "export": SHARED | {"checkpoint"},
+    "export": SHARED | {"checkpoint", "_backend.lowering"},
     "strategy": SHARED | {"engine.loop"},
     "compat": SHARED | {
         "model_fn", "inputs.transforms", "checkpoint", "hooks", "metrics", "summary",

@@ -24,6 +24,7 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
+from keras_tpu_estimator._backend import lowering
 from keras_tpu_estimator.compat.v1 import array_ops
 from keras_tpu_estimator.compat.v1 import check_ops
 from keras_tpu_estimator.compat.v1 import control_flow
@@ -430,7 +431,8 @@ class _Program:
             ({k: jax.ShapeDtypeStruct((b,) + v.shape[1:], v.dtype) for k, v in FEATURES.items()},
              None),
         )
-        exported = jax.export.export(jax.jit(self.step))(*specs)
+        with lowering.xla_only():  # As the SavedModel export traces (no host callbacks).
+            exported = jax.export.export(jax.jit(self.step))(*specs)
         return self.run(exported.call)
 
 

@@ -9,7 +9,7 @@ separate evaluation job (`--mode=eval`), which follows the checkpoints of
 import pytest
 
 import keras_tpu_estimator as kte
-from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
+from keras_tpu_estimator._backend import lowering as _lowering
 
 import corpus_support as corpus
 
@@ -104,7 +104,7 @@ def test_resnet_trajectory_equals_tensorflow(program):
     # 5.5e-6, variables 1.1e-5). With KTE_CPU_CONV=0, XLA:CPU's convolutions
     # follow TensorFlow's default oneDNN kernels instead (loss within 1e-5,
     # variables 7.2e-5; TensorFlow's own oneDNN switch moves the loss by 3.9e-3).
-    variant = "tf215_onednn_off" if _cpu_conv.enabled() else "trajectory"
+    variant = "tf215_onednn_off" if _lowering.enabled() else "trajectory"
     loss, variables = corpus.trajectory_differences("resnet", program_dir, work, variant)
     assert loss < 1e-5
     assert variables < 1e-4

@@ -8,7 +8,9 @@ from jax import lax
 from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
-from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
+from keras_tpu_estimator._backend import im2col as _im2col
+from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._backend import routing
 from keras_tpu_estimator._keras_internals import backend_nn
 
 _SPEC = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"), 3: ("NDHWC", "DHWIO", "NDHWC")}
@@ -52,7 +54,7 @@ def _operands(spatial, cin, kspatial, cout):
 def test_im2col_forward_equals_lax_conv(spatial, cin, kspatial, cout, strides, padding, dilation):
     x, k = _operands(spatial, cin, kspatial, cout)
     expected = _lax_conv(x, k, strides, padding, dilation)
-    got = _cpu_conv.im2col_conv(x, k, strides, padding, dilation)
+    got = _im2col.im2col_conv(x, k, strides, padding, dilation)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
@@ -68,7 +70,7 @@ def test_im2col_gradients_equal_lax_conv(spatial, cin, kspatial, cout, strides, 
         return jax.grad(lambda x_, k_: jnp.sum(conv(x_, k_) * cot), argnums=(0, 1))(x, k)
 
     expected = grads(lambda x_, k_: _lax_conv(x_, k_, strides, padding, dilation))
-    got = grads(lambda x_, k_: _cpu_conv.im2col_conv(x_, k_, strides, padding, dilation))
+    got = grads(lambda x_, k_: _im2col.im2col_conv(x_, k_, strides, padding, dilation))
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-4)
 
@@ -76,7 +78,7 @@ def test_im2col_gradients_equal_lax_conv(spatial, cin, kspatial, cout, strides, 
 def test_im2col_channels_first_equals_lax_conv():
     x, k = _operands((3, 3), 4, (3, 3), 5)
     expected = _lax_conv(x, k, 1, "same", 1)
-    got = _cpu_conv.im2col_conv(jnp.moveaxis(x, -1, 1), k, 1, "same", 1, "channels_first")
+    got = _im2col.im2col_conv(jnp.moveaxis(x, -1, 1), k, 1, "same", 1, "channels_first")
     np.testing.assert_allclose(jnp.moveaxis(got, 1, -1), expected, rtol=1e-5, atol=1e-5)
 
 
@@ -89,13 +91,13 @@ def test_im2col_channels_first_equals_lax_conv():
 def test_im2col_rejects_bad_arguments(kwargs, message):
     x, k = _operands((3, 3), 2, (3, 3), 2)
     with pytest.raises(ValueError, match=message):
-        _cpu_conv.im2col_conv(x, k, **kwargs)
+        _im2col.im2col_conv(x, k, **kwargs)
 
 
 def test_im2col_rejects_a_kernel_with_other_input_channels():
     x, _ = _operands((3, 3), 2, (3, 3), 2)
     with pytest.raises(ValueError, match="`kernel`"):
-        _cpu_conv.im2col_conv(x, jnp.ones((3, 3, 4, 2)))
+        _im2col.im2col_conv(x, jnp.ones((3, 3, 4, 2)))
 
 
 # (input shape, kernel shape, strides, padding, uses im2col)
@@ -111,19 +113,19 @@ RULE = [
 @pytest.mark.parametrize("x_shape,k_shape,strides,padding,expected", RULE)
 def test_use_im2col_rule(x_shape, k_shape, strides, padding, expected):
     x, k = jnp.zeros(x_shape), jnp.zeros(k_shape)
-    assert _cpu_conv.use_im2col(x, k, strides, padding, 1, "channels_last") is expected
+    assert _im2col.use_im2col(x, k, strides, padding, 1, "channels_last") is expected
 
 
 def test_use_im2col_declines_integer_convolutions():
     x, k = jnp.zeros((2, 1, 1, 3), jnp.int32), jnp.zeros((3, 3, 3, 4), jnp.int32)
-    assert not _cpu_conv.use_im2col(x, k, 1, "same", 1, "channels_last")
+    assert not _im2col.use_im2col(x, k, 1, "same", 1, "channels_last")
 
 
 @pytest.mark.parametrize("value", ["0", "off", "false", "OFF"])
 def test_environment_variable_turns_im2col_off(monkeypatch, value):
-    monkeypatch.setenv(_cpu_conv.ENV_VAR, value)
+    monkeypatch.setenv(lowering.ENV_VAR, value)
     x, k = jnp.zeros((32, 1, 1, 512)), jnp.zeros((3, 3, 512, 512))
-    assert not _cpu_conv.use_im2col(x, k, 1, "same", 1, "channels_last")
+    assert not _im2col.use_im2col(x, k, 1, "same", 1, "channels_last")
 
 
 def _jaxpr_text(fn, *args):
@@ -146,7 +148,7 @@ def test_keras_ops_conv_reaches_the_backend_conv_module_attribute():
         assert "conv_general_dilated" in _jaxpr_text(
             lambda a, b: keras.ops.conv(a, b, padding="same"), x, k)
     finally:
-        _cpu_conv.install()
+        routing.install()
 
 
 def test_conv2d_layer_uses_im2col_at_small_sizes_and_matches_lax(monkeypatch):
@@ -155,16 +157,9 @@ def test_conv2d_layer_uses_im2col_at_small_sizes_and_matches_lax(monkeypatch):
     layer.build(x.shape)
     assert "conv_general_dilated" not in _jaxpr_text(layer, x)
     got = layer(x)
-    monkeypatch.setenv(_cpu_conv.ENV_VAR, "0")
+    monkeypatch.setenv(lowering.ENV_VAR, "0")
     assert "conv_general_dilated" in _jaxpr_text(layer, x)
     np.testing.assert_allclose(got, layer(x), rtol=1e-5, atol=1e-5)
-
-
-def test_conv2d_layer_keeps_lax_conv_at_large_sizes():
-    layer = keras.layers.Conv2D(4, 3, padding="same")
-    x = jnp.zeros((2, 8, 8, 3))
-    layer.build(x.shape)
-    assert "conv_general_dilated" in _jaxpr_text(layer, x)
 
 
 def test_grouped_conv_keeps_lax_conv_and_its_result():
@@ -175,6 +170,6 @@ def test_grouped_conv_keeps_lax_conv_and_its_result():
 
 
 def test_installing_twice_wraps_keras_conv_once():
-    _cpu_conv.install()
-    _cpu_conv.install()
+    routing.install()
+    routing.install()
     assert not hasattr(backend_nn.keras_function("conv"), "keras_original")

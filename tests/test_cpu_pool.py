@@ -8,8 +8,9 @@ from jax import lax
 from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
-from keras_tpu_estimator._backend import cpu_conv as _cpu_conv
-from keras_tpu_estimator._backend import cpu_pool as _cpu_pool
+from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._backend import routing
+from keras_tpu_estimator._backend import tiled_pool as _cpu_pool
 from keras_tpu_estimator._keras_internals import backend_nn
 
 # (input shape, pool size, padding, data format)
@@ -85,7 +86,7 @@ def test_use_tiled_rule(pool, strides, padding, dtype, expected):
 
 
 def test_environment_variable_turns_the_tiled_pool_off(monkeypatch):
-    monkeypatch.setenv(_cpu_conv.ENV_VAR, "0")
+    monkeypatch.setenv(lowering.ENV_VAR, "0")
     assert not _cpu_pool.use_tiled(jnp.zeros((2, 4, 4, 3)), (2, 2), None, "same")
 
 
@@ -106,7 +107,7 @@ def test_keras_ops_max_pool_reaches_the_backend_module_attribute():
     try:
         assert "reduce_window" in _jaxpr_text(lambda a: keras.ops.max_pool(a, 2, 2, "same"), x)
     finally:
-        _cpu_conv.install()
+        routing.install()
 
 
 def test_max_pooling2d_layer_uses_the_tiled_pool_and_matches_reduce_window(monkeypatch):
@@ -114,7 +115,7 @@ def test_max_pooling2d_layer_uses_the_tiled_pool_and_matches_reduce_window(monke
     x = _ties((2, 5, 5, 3))
     assert "reduce_window" not in _jaxpr_text(layer, x)
     got = layer(x)
-    monkeypatch.setenv(_cpu_conv.ENV_VAR, "0")
+    monkeypatch.setenv(lowering.ENV_VAR, "0")
     assert "reduce_window" in _jaxpr_text(layer, x)
     np.testing.assert_array_equal(got, layer(x))
 

@@ -18,10 +18,18 @@ import pytest
 
 import keras_tpu_estimator as kte
 import keras_tpu_estimator.compat.v1 as tf1
+from keras_tpu_estimator._backend import lowering
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
 from keras_tpu_estimator.engine.parts import ModelParts
+
+
+@pytest.fixture(autouse=True)
+def _xla_convolutions():
+    """The costs compared are XLA's: its convolutions, counted in the compiled HLO."""
+    with lowering.xla_only():
+        yield
 
 TRAIN = kte.ModeKeys.TRAIN
 RATE, MOMENTUM = 0.1, 0.9

@@ -1,15 +1,16 @@
 """Functions of Keras's JAX backend (`keras.src.backend.jax.nn`) replaced in place.
 
-`keras.ops.conv` and `keras.ops.max_pool` (and through them
-`keras.layers.Conv1D/2D/3D`, the pointwise half of `SeparableConv*` and
-`MaxPooling1D/2D/3D`) look `conv` / `max_pool` up on that module at every
-call, so setting the module attribute reroutes all of them.
-`tests/test_cpu_conv.py` and `tests/test_cpu_pool.py` pin that route.
+`keras.ops.conv`, `keras.ops.conv_transpose` and `keras.ops.max_pool` (and
+through them `keras.layers.Conv1D/2D/3D`, `Conv*Transpose`, the pointwise
+half of `SeparableConv*` and `MaxPooling1D/2D/3D`) look these functions up on
+that module at every call, so setting the module attribute reroutes all of
+them. `tests/test_cpu_conv.py`, `tests/test_tf_kernels.py` and
+`tests/test_cpu_pool.py` pin that route.
 """
 
 from keras.src.backend.jax import nn as _jax_nn
 
-_REPLACEABLE = ("conv", "max_pool")
+_REPLACEABLE = ("conv", "conv_transpose", "max_pool")
 
 
 def _check(name):
@@ -28,7 +29,7 @@ def install(name, make):
     """Sets the backend function `name` to `make(keras_function(name))`; twice wraps once.
 
     Args:
-        name: `"conv"` or `"max_pool"`.
+        name: one of `"conv"`, `"conv_transpose"`, `"max_pool"`.
         make: called with Keras's own function; returns the replacement.
     """
     replacement = make(keras_function(name))

@@ -15,6 +15,7 @@ import time
 import filelock
 
 from keras_tpu_estimator import _keras_internals
+from keras_tpu_estimator._backend import lowering
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator.export import compatibility
 from keras_tpu_estimator.export.receivers import build_raw_serving_input_receiver_fn
@@ -314,7 +315,8 @@ def _write(model, directory, serving_input_receiver_fn, assets_extra, as_text, g
             f"serving_input_receiver_fn={_describe(serving_input_receiver_fn)}"
         )
     try:
-        with compatibility.calling_convention():
+        # jax2tf serializes no host callbacks: XLA's own convolutions in the export.
+        with compatibility.calling_convention(), lowering.xla_only():
             archive, method_names = build_archive(
                 model, serving_input_receiver_fn, global_step, platforms, restore
             )

@@ -10,12 +10,8 @@ only ever read padding (the 8 outer taps of a 3x3 "same" convolution at 1x1
 pixels) are dropped, with their rows of the kernel. Its gradients are the
 gradients of slices, a concatenation and a product: matrix products too.
 
-`install()` (run when `keras_tpu_estimator` is imported) routes Keras's
-`keras.ops.conv` (and so `keras.layers.Conv1D/2D/3D`, `SeparableConv*` and the
-`tf.compat.v1` layers of this library) through `conv`, which uses
-`im2col_conv` on the CPU backend for the shapes `use_im2col` accepts, and
-`jax.lax.conv_general_dilated` (what Keras does) otherwise, on GPU and TPU,
-and when the environment variable `KTE_CPU_CONV=0` turns it off.
+`routing` uses it for the convolutions `use_im2col` accepts (on the CPU
+backend, while `lowering.enabled()`).
 
 ```python
 out = im2col_conv(x, kernel, strides=(1, 1), padding="same")   # NHWC, HWIO
@@ -24,41 +20,18 @@ out = im2col_conv(x, kernel, strides=(1, 1), padding="same")   # NHWC, HWIO
 
 import itertools
 import math
-import os
 
-import jax
 import numpy as np
 from jax import lax
 from jax import numpy as jnp
 
-ENV_VAR = "KTE_CPU_CONV"
-_OFF_VALUES = ("0", "false", "off", "no")
+from keras_tpu_estimator._backend import lowering
 
 # Up to this many output positions per image (2x2), the im2col product beat
 # XLA:CPU's convolution on every ResNet-18 shape (1.3x to 24x, forward +
 # backward); at 4x4 (16 positions) it lost (0.5x). benchmarks/bench_conv.py
 # measures it.
 MAX_OUTPUT_POSITIONS = 4
-
-
-def enabled():
-    """Returns whether `conv` may use `im2col_conv` (`KTE_CPU_CONV` is not "0"/"off").
-
-    Read when a function is traced, so setting the variable affects the
-    functions compiled after it is set.
-    """
-    return os.environ.get(ENV_VAR, "1").strip().lower() not in _OFF_VALUES
-
-
-def spatial_tuple(value, rank, name):
-    if isinstance(value, int):
-        return (value,) * rank
-    value = tuple(value)
-    if len(value) != rank or not all(isinstance(v, (int, np.integer)) for v in value):
-        raise ValueError(
-            f"Argument `{name}` must be an int or {rank} ints, received {value!r}."
-        )
-    return tuple(int(v) for v in value)
 
 
 def _kept_taps(size, taps, stride, dilation, pad_lo, out_size):
@@ -115,8 +88,8 @@ def im2col_conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1,
             f"Argument `kernel` must have shape [*{rank} spatial, in={inputs.shape[-1]}, out], "
             f"received shape {tuple(kernel.shape)} for inputs of shape {tuple(inputs.shape)}."
         )
-    strides = spatial_tuple(strides, rank, "strides")
-    dilation = spatial_tuple(dilation_rate, rank, "dilation_rate")
+    strides = lowering.spatial_tuple(strides, rank, "strides")
+    dilation = lowering.spatial_tuple(dilation_rate, rank, "dilation_rate")
     sizes = inputs.shape[1:-1]
     taps = kernel.shape[:rank]
     dilated = [(t - 1) * d + 1 for t, d in zip(taps, dilation)]
@@ -170,8 +143,8 @@ def output_positions(inputs_shape, kernel_shape, strides, padding, dilation_rate
     """Number of output positions per image (the product of the output's spatial sizes)."""
     rank = len(inputs_shape) - 2
     sizes = inputs_shape[1:-1] if data_format == "channels_last" else inputs_shape[2:]
-    strides = spatial_tuple(strides, rank, "strides")
-    dilation = spatial_tuple(dilation_rate, rank, "dilation_rate")
+    strides = lowering.spatial_tuple(strides, rank, "strides")
+    dilation = lowering.spatial_tuple(dilation_rate, rank, "dilation_rate")
     dilated = [(t - 1) * d + 1 for t, d in zip(kernel_shape[:rank], dilation)]
     pads = lax.padtype_to_pads(sizes, dilated, strides, padding.upper())
     return math.prod(
@@ -187,7 +160,7 @@ def use_im2col(inputs, kernel, strides, padding, dilation_rate, data_format):
     floating-point convolution without feature groups whose output has at
     most `MAX_OUTPUT_POSITIONS` positions per image.
     """
-    if not enabled() or jax.default_backend() != "cpu":
+    if not lowering.enabled():
         return False
     channels = inputs.shape[-1] if data_format == "channels_last" else inputs.shape[1]
     if kernel.ndim != inputs.ndim or kernel.shape[-2] != channels:  # Feature groups.
@@ -197,55 +170,3 @@ def use_im2col(inputs, kernel, strides, padding, dilation_rate, data_format):
     positions = output_positions(
         inputs.shape, kernel.shape, strides, padding, dilation_rate, data_format)
     return 0 < positions <= MAX_OUTPUT_POSITIONS
-
-
-def make_conv(keras_conv):
-    """Returns Keras's backend `conv` with CPU im2col in front of `keras_conv`.
-
-    Args:
-        keras_conv: Keras's own `keras.src.backend.jax.nn.conv`, called for
-            every convolution `use_im2col` declines.
-
-    Returns:
-        A function with `keras_conv`'s signature.
-    """
-
-    def conv(inputs, kernel, strides=1, padding="valid", data_format=None,
-             dilation_rate=1):
-        import keras  # noqa: PLC0415  (not at import: Keras may be reloaded on JAX first)
-
-        layout = data_format or keras.config.image_data_format()
-        if (isinstance(padding, str) and padding.lower() in ("valid", "same")
-                and layout in ("channels_last", "channels_first")):
-            kernel_t = jnp.asarray(kernel)
-            inputs_t = jnp.asarray(inputs, dtype=kernel_t.dtype)
-            if use_im2col(inputs_t, kernel_t, strides, padding, dilation_rate, layout):
-                return im2col_conv(inputs_t, kernel_t, strides, padding.lower(),
-                                   dilation_rate, layout)
-        return keras_conv(inputs, kernel, strides=strides, padding=padding,
-                          data_format=data_format, dilation_rate=dilation_rate)
-
-    return conv
-
-
-
-def install():
-    """Routes Keras's JAX-backend `conv` and `max_pool` through `make_conv` and
-    `cpu_pool.make_max_pool` (idempotent).
-
-    Run when `keras_tpu_estimator` is imported; `KTE_CPU_CONV=0` still turns
-    both lowerings off at trace time.
-    """
-    from keras_tpu_estimator._backend import cpu_pool  # noqa: PLC0415
-    from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
-
-    backend_nn.install("conv", make_conv)
-    backend_nn.install("max_pool", cpu_pool.make_max_pool)
-
-
-def uninstall():
-    """Gives Keras its own backend `conv` and `max_pool` back."""
-    from keras_tpu_estimator._keras_internals import backend_nn  # noqa: PLC0415
-
-    backend_nn.uninstall("conv")
-    backend_nn.uninstall("max_pool")

@@ -8,10 +8,9 @@ into (output position, offset in the window) and takes the max over the
 offsets; its gradient goes, like `select_and_scatter_add`'s, to the first
 maximum of each window (in row-major window order), as an elementwise select.
 
-`cpu_conv.install()` (run when `keras_tpu_estimator` is imported)
-routes Keras's `keras.ops.max_pool` (and `keras.layers.MaxPooling1D/2D/3D`)
-through it on the CPU backend; `KTE_CPU_CONV=0` turns it off with the
-convolutions.
+`routing` sends Keras's `keras.ops.max_pool` (and
+`keras.layers.MaxPooling1D/2D/3D`) to it on the CPU backend, while
+`lowering.enabled()`.
 
 ```python
 out = tiled_max_pool(x, (2, 2), "same")    # NHWC -> N, ceil(H/2), ceil(W/2), C
@@ -24,7 +23,7 @@ import jax
 from jax import lax
 from jax import numpy as jnp
 
-from keras_tpu_estimator._backend import cpu_conv
+from keras_tpu_estimator._backend import lowering
 
 
 def _window_pads(size, window, padding):
@@ -113,7 +112,7 @@ def tiled_max_pool(inputs, pool_size, padding="valid", data_format="channels_las
             f"received {data_format!r}."
         )
     rank = inputs.ndim - 2
-    window = cpu_conv.spatial_tuple(pool_size, rank, "pool_size")
+    window = lowering.spatial_tuple(pool_size, rank, "pool_size")
     if any(k < 1 for k in window):
         raise ValueError(f"Argument `pool_size` must be positive, received {pool_size!r}.")
     axes = tuple(range(1, rank + 1)) if data_format == "channels_last" else tuple(
@@ -129,31 +128,14 @@ def tiled_max_pool(inputs, pool_size, padding="valid", data_format="channels_las
 
 def use_tiled(inputs, pool_size, strides, padding):
     """Whether `max_pool` uses `tiled_max_pool`: CPU, float, windows that do not overlap."""
-    if not cpu_conv.enabled() or jax.default_backend() != "cpu":
+    if not lowering.enabled():
         return False
     if padding not in ("valid", "same") or not jnp.issubdtype(inputs.dtype, jnp.floating):
         return False
     rank = inputs.ndim - 2
     try:
-        window = cpu_conv.spatial_tuple(pool_size, rank, "pool_size")
-        steps = window if strides is None else cpu_conv.spatial_tuple(strides, rank, "strides")
+        window = lowering.spatial_tuple(pool_size, rank, "pool_size")
+        steps = window if strides is None else lowering.spatial_tuple(strides, rank, "strides")
     except ValueError:
         return False
     return window == steps and all(k >= 1 for k in window)
-
-
-def make_max_pool(keras_max_pool):
-    """Returns Keras's backend `max_pool` with `tiled_max_pool` in front of `keras_max_pool`."""
-
-    def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
-        import keras  # noqa: PLC0415
-
-        layout = data_format or keras.config.image_data_format()
-        x = jnp.asarray(inputs)
-        if layout in ("channels_last", "channels_first") and use_tiled(
-                x, pool_size, strides, padding):
-            return tiled_max_pool(x, pool_size, padding, layout)
-        return keras_max_pool(inputs, pool_size, strides=strides, padding=padding,
-                              data_format=data_format)
-
-    return max_pool

@@ -1,0 +1,65 @@
+"""When the CPU lowerings of `_backend` apply: one switch, read at trace time.
+
+The lowerings (`im2col`, `tiled_pool`, `tf_kernels`) replace XLA:CPU's own
+convolutions and poolings where they are faster. They apply only on the CPU
+backend, only while `KTE_CPU_CONV` is not `"0"`/`"off"`, and never inside
+`xla_only()`, which the SavedModel export enters (`jax2tf` cannot serialize a
+host callback, and the exported graph runs on TensorFlow's kernels anyway).
+
+```python
+with lowering.xla_only():
+    jax.jit(step).lower(*args)     # XLA's own convolutions, on any backend
+```
+"""
+
+import contextlib
+import os
+import threading
+
+import jax
+import numpy as np
+
+ENV_VAR = "KTE_CPU_CONV"
+_OFF_VALUES = ("0", "false", "off", "no")
+
+_state = threading.local()
+
+
+def enabled():
+    """Whether the CPU lowerings may apply to what is traced now.
+
+    False off the CPU backend, when `KTE_CPU_CONV` is `"0"`/`"false"`/`"off"`/
+    `"no"`, and inside `xla_only()`. Read when a function is traced, so a
+    change affects the functions compiled after it.
+    """
+    if getattr(_state, "xla_only", 0):
+        return False
+    if os.environ.get(ENV_VAR, "1").strip().lower() in _OFF_VALUES:
+        return False
+    return jax.default_backend() == "cpu"
+
+
+@contextlib.contextmanager
+def xla_only():
+    """Traces inside it use XLA's own convolutions and poolings (nests; per thread)."""
+    _state.xla_only = getattr(_state, "xla_only", 0) + 1
+    try:
+        yield
+    finally:
+        _state.xla_only -= 1
+
+
+def spatial_tuple(value, rank, name):
+    """`value` (an int, or `rank` ints) as a tuple of `rank` Python ints.
+
+    Raises:
+        ValueError: naming `name`, for anything else.
+    """
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * rank
+    value = tuple(value)
+    if len(value) != rank or not all(isinstance(v, (int, np.integer)) for v in value):
+        raise ValueError(
+            f"Argument `{name}` must be an int or {rank} ints, received {value!r}."
+        )
+    return tuple(int(v) for v in value)

@@ -1,0 +1,303 @@
+"""TensorFlow's CPU convolution kernels (oneDNN), called from compiled JAX steps.
+
+On the CPU, XLA's convolutions reach a fifth to a half of the FLOP/s of the
+oneDNN kernels TensorFlow runs (`benchmarks/bench_conv.py`), and TensorFlow is
+already a dependency. `conv` and `conv_transpose` compute what Keras's JAX
+backend computes, by calling TensorFlow's `Conv2D`, `Conv2DBackpropInput` and
+`Conv2DBackpropFilter` kernels through `jax.experimental.buffer_callback`
+(arguments aliased, results written into XLA's buffers); their gradients are
+`jax.custom_vjp`s through the same kernels (the input's gradient only when the
+input is differentiated: a first layer pays for its kernel's alone).
+
+`supports(...)` says which convolutions qualify: float32, 1-D or 2-D, no
+feature groups, `"valid"`/`"same"` padding, not both strides and dilation
+above 1, traced on the CPU backend (`lowering.enabled()`) for one device.
+Everything else, and every GPU and TPU, keeps XLA's convolutions.
+
+```python
+y = tf_kernels.conv(x, kernel, strides=(1, 1), padding="same",
+                    dilation_rate=(1, 1), data_format="channels_last")
+```
+"""
+
+import concurrent.futures
+import functools
+
+import jax
+import numpy as np
+from jax import numpy as jnp
+from jax.experimental import buffer_callback
+
+from keras_tpu_estimator._backend import lowering
+
+
+@functools.cache
+def _tf():
+    import tensorflow as tf  # noqa: PLC0415  (imported at trace time, never in a callback)
+
+    return tf
+
+
+def _single_device():
+    import keras  # noqa: PLC0415  (not at import: Keras may be reloaded on JAX first)
+
+    distribution = keras.distribution.distribution()
+    return distribution is None or distribution.device_mesh.devices.size <= 1
+
+
+def supports(inputs, kernel, strides, padding, dilation_rate, data_format="channels_last",
+             transpose=False):
+    """Whether `conv` (or `conv_transpose`) computes this convolution with TF's kernels.
+
+    Args:
+        inputs: the input (any array with `.shape`/`.dtype`).
+        kernel: the kernel, `[*spatial, in, out]` (`[*spatial, out, in]` for
+            a transposed convolution).
+        strides, dilation_rate: int or one int per spatial dimension.
+        padding: the padding argument as given to Keras.
+        data_format: `"channels_last"` or `"channels_first"`.
+        transpose: whether the convolution is transposed.
+
+    Returns:
+        True when all of `lowering.enabled()`, one device, float32 values,
+        1 or 2 spatial dimensions, no feature groups, `"valid"`/`"same"`
+        padding and not both strides and dilation above 1 hold.
+    """
+    rank = inputs.ndim - 2
+    if rank not in (1, 2) or kernel.ndim != inputs.ndim:
+        return False
+    channels = inputs.shape[-1] if data_format == "channels_last" else inputs.shape[1]
+    if kernel.shape[-1 if transpose else -2] != channels:  # Feature groups.
+        return False
+    if not isinstance(padding, str) or padding.lower() not in ("valid", "same"):
+        return False
+    if jnp.result_type(inputs.dtype, kernel.dtype) != jnp.float32:
+        return False
+    try:
+        strides = lowering.spatial_tuple(strides, rank, "strides")
+        dilation = lowering.spatial_tuple(dilation_rate, rank, "dilation_rate")
+    except ValueError:
+        return False
+    if max(strides) > 1 and max(dilation) > 1:
+        return False
+    if transpose and max(dilation) > 1:
+        return False
+    if not lowering.enabled() or not _single_device():
+        return False
+    _tf()
+    return True
+
+
+class _Geometry(tuple):
+    """(strides, padding, dilations) in TensorFlow's NHWC form; hashable, static."""
+
+    def __new__(cls, strides, padding, dilation):
+        return super().__new__(
+            cls, ((1, *strides, 1), padding.upper(), (1, *dilation, 1)))
+
+    @property
+    def kwargs(self):
+        strides, padding, dilations = self
+        return {"strides": strides, "padding": padding, "dilations": dilations}
+
+
+_TF_ALIGNMENT = 64  # TensorFlow's CPU tensors alias only buffers aligned to 64 bytes.
+
+
+def _tensor(buffer):
+    """An XLA buffer as a TensorFlow tensor, aliased (DLPack) where TensorFlow allows.
+
+    Aliasing saves a copy per argument (about a millisecond per 8 MB on a
+    2-core CPU); the buffer lives while the callback runs.
+    """
+    tf = _tf()
+    array = np.asarray(buffer)
+    if array.flags.c_contiguous and array.ctypes.data % _TF_ALIGNMENT == 0:
+        return tf.experimental.dlpack.from_dlpack(buffer.__dlpack__())
+    return tf.constant(array)
+
+
+@functools.cache
+def _second_thread():
+    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kte-tf-kernels")
+
+
+def _host(fns):
+    """A `buffer_callback` running `fns` (TensorFlow ops) into XLA's output buffers.
+
+    With two `fns` (the two gradients), the first runs on a second thread
+    while the other runs here, as TensorFlow's graph executor runs
+    independent ops.
+    """
+
+    def write(out, fn, tensors):
+        np.asarray(out)[...] = fn(*tensors)
+
+    def on_host(ctx, out, *buffers):
+        del ctx
+        tensors = [_tensor(b) for b in buffers]
+        if len(fns) == 1:
+            write(out, fns[0], tensors)
+            return
+        first = _second_thread().submit(write, out[0], fns[0], tensors)
+        for buffer, fn in zip(out[1:], fns[1:]):
+            write(buffer, fn, tensors)
+        first.result()
+
+    return on_host
+
+
+def _struct(shape, like):
+    return jax.ShapeDtypeStruct(tuple(shape), like.dtype)
+
+
+def _call(fns, out, *args):
+    """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code."""
+    fns = fns if isinstance(fns, tuple) else (fns,)
+    return buffer_callback.buffer_callback(_host(fns), out, vmap_method="sequential")(*args)
+
+
+def _conv_value(x, k, geometry):
+    tf = _tf()
+    return tf.raw_ops.Conv2D(input=x, filter=k, **geometry.kwargs)
+
+
+def _input_grad(x_shape, k, g, geometry):
+    tf = _tf()
+    return tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=x_shape, filter=k, out_backprop=g, **geometry.kwargs)
+
+
+def _kernel_grad(x, k_shape, g, geometry):
+    tf = _tf()
+    return tf.raw_ops.Conv2DBackpropFilter(
+        input=x, filter_sizes=k_shape, out_backprop=g, **geometry.kwargs)
+
+
+def _conv_shape(x, k, geometry):
+    strides, padding, dilations = geometry
+    return jax.eval_shape(
+        lambda a, b: jax.lax.conv_general_dilated(
+            a, b, strides[1:3], padding, rhs_dilation=dilations[1:3],
+            dimension_numbers=("NHWC", "HWIO", "NHWC")), x, k).shape
+
+
+# conv2d(x, k) = Conv2D; d/dx = Conv2DBackpropInput, d/dk = Conv2DBackpropFilter.
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _conv2d(x, k, geometry):
+    out = _struct(_conv_shape(x, k, geometry), x)
+    return _call(lambda a, b: _conv_value(a, b, geometry), out, x, k)
+
+
+def _conv2d_fwd(x, k, geometry):
+    y = _conv2d(x.value, k.value, geometry)
+    return y, (x.value, k.value, x.perturbed)
+
+
+def _conv2d_bwd(geometry, residuals, g):
+    x, k, input_needed = residuals
+    if not input_needed:
+        dk = _call(lambda a, c: _kernel_grad(a, k.shape, c, geometry), _struct(k.shape, k), x, g)
+        return jnp.zeros_like(x), dk
+    return _call(
+        (lambda a, b, c: _input_grad(x.shape, b, c, geometry),
+         lambda a, b, c: _kernel_grad(a, k.shape, c, geometry)),
+        (_struct(x.shape, x), _struct(k.shape, k)), x, k, g)
+
+
+_conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
+
+
+# conv2d_transpose(x, k) with output shape s = Conv2DBackpropInput(s, k, x);
+# d/dx = Conv2D(g, k), d/dk = Conv2DBackpropFilter(g, k.shape, x).
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _conv2d_transpose(x, k, out_shape, geometry):
+    return _call(lambda a, b: _input_grad(out_shape, b, a, geometry), _struct(out_shape, x), x, k)
+
+
+def _conv2d_transpose_fwd(x, k, out_shape, geometry):
+    y = _conv2d_transpose(x.value, k.value, out_shape, geometry)
+    return y, (x.value, k.value, x.perturbed)
+
+
+def _conv2d_transpose_bwd(out_shape, geometry, residuals, g):
+    x, k, input_needed = residuals
+    if not input_needed:
+        dk = _call(lambda c, a: _kernel_grad(c, k.shape, a, geometry), _struct(k.shape, k), g, x)
+        return jnp.zeros_like(x), dk
+    return _call(
+        (lambda c, b, a: _conv_value(c, b, geometry),
+         lambda c, b, a: _kernel_grad(c, k.shape, a, geometry)),
+        (_struct(x.shape, x), _struct(k.shape, k)), g, k, x)
+
+
+_conv2d_transpose.defvjp(_conv2d_transpose_fwd, _conv2d_transpose_bwd, symbolic_zeros=True)
+
+
+def _as_2d(inputs, kernel, strides, dilation_rate, data_format):
+    """NHWC input, HW.. kernel and 2-D geometry for a 1-D or 2-D convolution."""
+    rank = inputs.ndim - 2
+    if data_format == "channels_first":
+        inputs = jnp.moveaxis(inputs, 1, -1)
+    strides = lowering.spatial_tuple(strides, rank, "strides")
+    dilation = lowering.spatial_tuple(dilation_rate, rank, "dilation_rate")
+    if rank == 1:
+        inputs, kernel = inputs[:, None], kernel[None]
+        strides, dilation = (1, *strides), (1, *dilation)
+    return inputs, kernel, strides, dilation
+
+
+def _from_2d(outputs, rank, data_format):
+    if rank == 1:
+        outputs = outputs[:, 0]
+    if data_format == "channels_first":
+        outputs = jnp.moveaxis(outputs, -1, 1)
+    return outputs
+
+
+def conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1,
+         data_format="channels_last"):
+    """Keras's `conv` (1-D or 2-D) by TensorFlow's CPU kernels.
+
+    Args:
+        inputs: `[batch, *spatial, in]` or `[batch, in, *spatial]`, float32.
+        kernel: `[*spatial, in, out]`, float32.
+        strides: int or one int per spatial dimension.
+        padding: `"valid"` or `"same"`.
+        dilation_rate: int or one int per spatial dimension.
+        data_format: `"channels_last"` or `"channels_first"`.
+
+    Returns:
+        The convolution, in `data_format`; differentiable in both arguments.
+    """
+    rank = inputs.ndim - 2
+    x, k, strides, dilation = _as_2d(inputs, kernel, strides, dilation_rate, data_format)
+    y = _conv2d(x, k, _Geometry(strides, padding, dilation))
+    return _from_2d(y, rank, data_format)
+
+
+def conv_transpose(inputs, kernel, output_shape, strides=1, padding="valid",
+                   data_format="channels_last"):
+    """Keras's `conv_transpose` (1-D or 2-D, no dilation) by TensorFlow's CPU kernels.
+
+    Args:
+        inputs: `[batch, *spatial, in]` or `[batch, in, *spatial]`, float32.
+        kernel: `[*spatial, out, in]`, float32.
+        output_shape: the result's shape in `data_format` (what Keras's
+            own `conv_transpose` gives for these arguments).
+        strides: int or one int per spatial dimension.
+        padding: `"valid"` or `"same"`.
+        data_format: `"channels_last"` or `"channels_first"`.
+
+    Returns:
+        The transposed convolution, in `data_format`.
+    """
+    rank = inputs.ndim - 2
+    x, k, strides, dilation = _as_2d(inputs, kernel, strides, 1, data_format)
+    out = tuple(output_shape)
+    if data_format == "channels_first":
+        out = (out[0], *out[2:], out[1])
+    if rank == 1:
+        out = (out[0], 1, *out[1:])
+    y = _conv2d_transpose(x, k, out, _Geometry(strides, padding, dilation))
+    return _from_2d(y, rank, data_format)

@@ -1,0 +1,161 @@
+"""TensorFlow's CPU convolution kernels, called from JAX, compute what XLA computes."""
+
+import jax
+import keras
+import numpy as np
+import pytest
+from jax import lax
+from jax import numpy as jnp
+
+import keras_tpu_estimator  # noqa: F401  (installs the routing)
+from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._backend import routing
+from keras_tpu_estimator._backend import tf_kernels
+from keras_tpu_estimator._keras_internals import backend_nn
+
+_SPEC = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC")}
+
+# (input spatial, in, kernel spatial, out, strides, padding, dilation)
+CASES = [
+    ((6, 7), 3, (3, 3), 4, 1, "same", 1),
+    ((6, 7), 3, (3, 3), 4, 1, "valid", 1),
+    ((7, 8), 2, (3, 3), 5, 2, "same", 1),
+    ((8, 8), 2, (4, 4), 3, 2, "same", 1),  # even kernel: SAME pads more after
+    ((9, 9), 3, (5, 5), 2, (2, 3), "valid", 1),
+    ((9, 9), 2, (3, 3), 3, 1, "same", 2),
+    ((9, 10), 2, (2, 3), 3, 1, "valid", (2, 1)),
+    ((5, 6), 4, (1, 1), 3, 2, "valid", 1),
+    ((10,), 3, (3,), 4, 2, "same", 1),
+    ((11,), 2, (5,), 3, 1, "valid", 2),
+]
+
+
+def _operands(spatial, cin, kernel_spatial, cout, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, *spatial, cin)).astype(np.float32)
+    k = rng.standard_normal((*kernel_spatial, cin, cout)).astype(np.float32)
+    return jnp.asarray(x), jnp.asarray(k)
+
+
+def _lax_conv(x, k, strides, padding, dilation):
+    rank = x.ndim - 2
+    return lax.conv_general_dilated(
+        x, k, lowering.spatial_tuple(strides, rank, "strides"), padding.upper(),
+        rhs_dilation=lowering.spatial_tuple(dilation, rank, "dilation_rate"),
+        dimension_numbers=_SPEC[rank])
+
+
+def _callbacks(fn, *args):
+    """How many host callbacks the compiled `fn` makes."""
+    return jax.jit(fn).lower(*args).as_text().count("xla_buffer_python_cpu_callback")
+
+
+def _value_and_grads(conv, x, k):
+    cot = jnp.cos(jnp.arange(conv(x, k).size, dtype=jnp.float32)).reshape(conv(x, k).shape)
+    return conv(x, k), jax.jit(jax.grad(lambda a, b: jnp.sum(conv(a, b) * cot), (0, 1)))(x, k)
+
+
+@pytest.mark.parametrize("spatial, cin, kspatial, cout, strides, padding, dilation", CASES)
+def test_conv_value_and_both_gradients_match_lax(spatial, cin, kspatial, cout, strides,
+                                                  padding, dilation):
+    x, k = _operands(spatial, cin, kspatial, cout)
+    args = (strides, padding, dilation)
+    assert tf_kernels.supports(x, k, *args)
+    want, want_grads = _value_and_grads(lambda a, b: _lax_conv(a, b, *args), x, k)
+    got, got_grads = _value_and_grads(lambda a, b: tf_kernels.conv(a, b, *args), x, k)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_channels_first_matches_channels_last():
+    x, k = _operands((6, 5), 3, (3, 3), 4)
+    want = tf_kernels.conv(x, k, 1, "same", 1)
+    got = tf_kernels.conv(jnp.moveaxis(x, -1, 1), k, 1, "same", 1, "channels_first")
+    np.testing.assert_allclose(jnp.moveaxis(got, 1, -1), want, rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_gradient_alone_when_the_input_is_not_differentiated():
+    x, k = _operands((6, 6), 3, (3, 3), 4)
+    grad = jax.jit(jax.grad(lambda b: jnp.sum(tf_kernels.conv(x, b, 1, "same", 1) ** 2)))
+    want = jax.grad(lambda b: jnp.sum(_lax_conv(x, b, 1, "same", 1) ** 2))(k)
+    np.testing.assert_allclose(grad(k), want, rtol=1e-4, atol=1e-3)
+    assert _callbacks(grad, k) == 2  # the forward and the kernel's gradient
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+@pytest.mark.parametrize("strides", [1, 2, 3])
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_conv_transpose_matches_keras_own(padding, strides, data_format):
+    shape = (2, 5, 4, 6) if data_format == "channels_last" else (2, 6, 5, 4)
+    x = jnp.asarray(np.random.default_rng(1).standard_normal(shape), jnp.float32)
+    k = jnp.asarray(np.random.default_rng(2).standard_normal((4, 4, 3, 6)), jnp.float32)
+    kwargs = {"strides": strides, "padding": padding, "data_format": data_format}
+    ours = lambda a, b: keras.ops.conv_transpose(a, b, **kwargs)  # noqa: E731
+    keras_own = lambda a, b: backend_nn.keras_function("conv_transpose")(a, b, **kwargs)  # noqa: E731
+    assert _callbacks(ours, x, k) == 1
+    got, got_grads = _value_and_grads(ours, x, k)
+    want, want_grads = _value_and_grads(keras_own, x, k)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_transpose_layer_reaches_tf_kernels():
+    layer = keras.layers.Conv2DTranspose(3, 4, strides=2, padding="same")
+    x = jnp.zeros((2, 5, 5, 6))
+    layer.build(x.shape)
+    assert _callbacks(lambda a: layer(a), x) == 1
+    assert layer(x).shape == (2, 10, 10, 3)
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("plain", True),
+    ("float16", False),
+    ("3-D", False),
+    ("groups", False),
+    ("strides and dilation", False),
+    ("causal padding", False),
+])
+def test_supports(case, expected):
+    x, k = _operands((6, 6), 4, (3, 3), 2)
+    strides, padding, dilation = 1, "same", 1
+    if case == "float16":
+        x, k = x.astype(jnp.float16), k.astype(jnp.float16)
+    elif case == "3-D":
+        x, k = jnp.zeros((1, 4, 4, 4, 4)), jnp.zeros((3, 3, 3, 4, 2))
+    elif case == "groups":
+        k = k[:, :, :2]
+    elif case == "strides and dilation":
+        strides, dilation = 2, 2
+    elif case == "causal padding":
+        padding = "causal"
+    assert tf_kernels.supports(x, k, strides, padding, dilation) is expected
+
+
+def test_not_inside_xla_only_or_with_the_switch_off(monkeypatch):
+    x, k = _operands((6, 6), 4, (3, 3), 2)
+    with lowering.xla_only():
+        assert not tf_kernels.supports(x, k, 1, "same", 1)
+    assert tf_kernels.supports(x, k, 1, "same", 1)
+    monkeypatch.setenv(lowering.ENV_VAR, "off")
+    assert not tf_kernels.supports(x, k, 1, "same", 1)
+
+
+def test_not_under_a_distribution_of_several_devices():
+    x, k = _operands((6, 6), 4, (3, 3), 2)
+    with keras.distribution.DataParallel(devices=jax.devices()[:2]).scope():
+        assert not tf_kernels.supports(x, k, 1, "same", 1)
+    with keras.distribution.DataParallel(devices=jax.devices()[:1]).scope():
+        assert tf_kernels.supports(x, k, 1, "same", 1)
+
+
+def test_conv2d_layer_uses_tf_kernels_above_im2col_sizes():
+    layer = keras.layers.Conv2D(4, 3, padding="same")
+    x = jnp.asarray(np.random.default_rng(4).standard_normal((2, 8, 8, 3)), jnp.float32)
+    layer.build(x.shape)
+    assert _callbacks(lambda a: layer(a), x) == 1
+    assert "convolution" not in jax.jit(lambda a: layer(a)).lower(x).as_text()
+    with lowering.xla_only():
+        want = jax.jit(lambda a: layer(a))(x)
+    np.testing.assert_allclose(jax.jit(lambda a: layer(a))(x), want, rtol=1e-5, atol=1e-5)
