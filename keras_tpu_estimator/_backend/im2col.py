@@ -138,21 +138,6 @@ def _windows_product(inputs, kernel, strides, dilation, pads, outs, kept):
     return product.reshape(batch, *outs, filters)
 
 
-def output_positions(inputs_shape, kernel_shape, strides, padding, dilation_rate,
-                     data_format="channels_last"):
-    """Number of output positions per image (the product of the output's spatial sizes)."""
-    rank = len(inputs_shape) - 2
-    sizes = inputs_shape[1:-1] if data_format == "channels_last" else inputs_shape[2:]
-    strides = lowering.spatial_tuple(strides, rank, "strides")
-    dilation = lowering.spatial_tuple(dilation_rate, rank, "dilation_rate")
-    dilated = [(t - 1) * d + 1 for t, d in zip(kernel_shape[:rank], dilation)]
-    pads = lax.padtype_to_pads(sizes, dilated, strides, padding.upper())
-    return math.prod(
-        max(0, (s + lo + hi - k) // st + 1)
-        for s, (lo, hi), k, st in zip(sizes, pads, dilated, strides)
-    )
-
-
 def use_im2col(inputs, kernel, strides, padding, dilation_rate, data_format):
     """Whether `conv` computes this convolution with `im2col_conv`.
 
@@ -167,6 +152,6 @@ def use_im2col(inputs, kernel, strides, padding, dilation_rate, data_format):
         return False
     if not jnp.issubdtype(jnp.result_type(inputs, kernel), jnp.floating):
         return False
-    positions = output_positions(
+    positions = lowering.output_positions(
         inputs.shape, kernel.shape, strides, padding, dilation_rate, data_format)
     return 0 < positions <= MAX_OUTPUT_POSITIONS

@@ -16,8 +16,11 @@ import contextlib
 import os
 import threading
 
+import math
+
 import jax
 import numpy as np
+from jax import lax
 
 ENV_VAR = "KTE_CPU_CONV"
 _OFF_VALUES = ("0", "false", "off", "no")
@@ -63,3 +66,18 @@ def spatial_tuple(value, rank, name):
             f"Argument `{name}` must be an int or {rank} ints, received {value!r}."
         )
     return tuple(int(v) for v in value)
+
+
+def output_positions(inputs_shape, kernel_shape, strides, padding, dilation_rate,
+                     data_format="channels_last"):
+    """Number of output positions per image (the product of the output's spatial sizes)."""
+    rank = len(inputs_shape) - 2
+    sizes = inputs_shape[1:-1] if data_format == "channels_last" else inputs_shape[2:]
+    strides = spatial_tuple(strides, rank, "strides")
+    dilation = spatial_tuple(dilation_rate, rank, "dilation_rate")
+    dilated = [(t - 1) * d + 1 for t, d in zip(kernel_shape[:rank], dilation)]
+    pads = lax.padtype_to_pads(sizes, dilated, strides, padding.upper())
+    return math.prod(
+        max(0, (s + lo + hi - k) // st + 1)
+        for s, (lo, hi), k, st in zip(sizes, pads, dilated, strides)
+    )

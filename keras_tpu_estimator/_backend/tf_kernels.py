@@ -11,7 +11,8 @@ input is differentiated: a first layer pays for its kernel's alone).
 
 `supports(...)` says which convolutions qualify: float32, 1-D or 2-D, no
 feature groups, `"valid"`/`"same"` padding, not both strides and dilation
-above 1, traced on the CPU backend (`lowering.enabled()`) for one device.
+above 1, outputs of at least `MIN_OUTPUT_POSITIONS` positions per image,
+traced on the CPU backend (`lowering.enabled()`) for one device.
 Everything else, and every GPU and TPU, keeps XLA's convolutions.
 
 ```python
@@ -22,6 +23,7 @@ y = tf_kernels.conv(x, kernel, strides=(1, 1), padding="same",
 
 import concurrent.futures
 import functools
+import math
 
 import jax
 import numpy as np
@@ -36,6 +38,13 @@ def _tf():
     import tensorflow as tf  # noqa: PLC0415  (imported at trace time, never in a callback)
 
     return tf
+
+
+# A call into TensorFlow costs about 0.4 ms (three per trained convolution),
+# which XLA's own convolution beats at small outputs: at 8x8 (a ResNet stem at
+# 16x16, batch 32) XLA took 0.34x the time, at 14x14 (MNIST's second
+# convolution, batch 64) 2.2x (`benchmarks/bench_conv.py`).
+MIN_OUTPUT_POSITIONS = 100
 
 
 def _single_device():
@@ -61,7 +70,8 @@ def supports(inputs, kernel, strides, padding, dilation_rate, data_format="chann
     Returns:
         True when all of `lowering.enabled()`, one device, float32 values,
         1 or 2 spatial dimensions, no feature groups, `"valid"`/`"same"`
-        padding and not both strides and dilation above 1 hold.
+        padding, not both strides and dilation above 1, and at least
+        `MIN_OUTPUT_POSITIONS` output positions per image hold.
     """
     rank = inputs.ndim - 2
     if rank not in (1, 2) or kernel.ndim != inputs.ndim:
@@ -81,6 +91,14 @@ def supports(inputs, kernel, strides, padding, dilation_rate, data_format="chann
     if max(strides) > 1 and max(dilation) > 1:
         return False
     if transpose and max(dilation) > 1:
+        return False
+    if transpose:  # The output of a transposed convolution: the input, times the strides.
+        sizes = inputs.shape[1:-1] if data_format == "channels_last" else inputs.shape[2:]
+        positions = math.prod(sizes) * math.prod(strides)
+    else:
+        positions = lowering.output_positions(
+            inputs.shape, kernel.shape, strides, padding, dilation, data_format)
+    if positions < MIN_OUTPUT_POSITIONS:
         return False
     if not lowering.enabled() or not _single_device():
         return False
