@@ -158,13 +158,13 @@ def make_data(program, directory):
     return pathlib.Path(directory)
 
 
-def parity(program, program_dir, init_checkpoint, out, work):
-    """Runs the program's 30-step trajectory under the library; its JSON."""
+def parity(program, program_dir, init_checkpoint, out, work, **env):
+    """Runs the program's 30-step trajectory under the library (`env` added); its JSON."""
     trajectories = CORPUS / "reference" / "trajectories"
     done = run(
         [trajectories / f"parity_{program}.py", "run", "--program_dir", program_dir,
          "--init_checkpoint", init_checkpoint, "--out", out, "--work_dir", work],
-        cwd=trajectories, timeout=600,
+        cwd=trajectories, timeout=600, **env,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     with open(out) as f:
@@ -201,7 +201,7 @@ def variable_differences(ours, theirs):
     return worst
 
 
-def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off"):
+def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off", **env):
     """Runs `name`'s 30-step trajectory on the converted `program_dir`.
 
     Args:
@@ -209,6 +209,7 @@ def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off"):
             one with oneDNN kernels off; `"trajectory"`, TensorFlow's
             default (oneDNN on), which ResNet's convolutions follow when run
             as a host loop on CPU.
+        **env: environment variables of the library's run.
 
     Returns:
         `(loss, variables)`: the largest relative difference per step of the
@@ -217,7 +218,7 @@ def trajectory_differences(name, program_dir, work, variant="tf215_onednn_off"):
     init = CORPUS / "reference" / "trajectories" / "init" / name
     init = init / ("bert_model.ckpt" if name == "bert" else "model.ckpt")
     ours = parity(name, program_dir, init, pathlib.Path(work) / "trajectory.json",
-                  pathlib.Path(work) / "parity")
+                  pathlib.Path(work) / "parity", **env)
     reference_ = reference(name, variant)
     assert len(ours["loss"]) == len(reference_["loss"]) == 30
     return (max(relative_loss_differences(ours, reference_)),

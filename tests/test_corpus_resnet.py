@@ -99,7 +99,7 @@ def test_resnet_evaluation_job_follows_the_checkpoints(program, trained):
 def test_resnet_trajectory_equals_tensorflow(program):
     work, _, program_dir, _ = program
     # On CPU the deep convolutions (<= 2x2 outputs) run as im2col matrix
-    # products (keras_tpu_estimator/_backend/cpu_conv.py), which round as TensorFlow's
+    # products (keras_tpu_estimator/_backend/im2col.py), which round as TensorFlow's
     # Eigen kernels do: compared with its oneDNN-off trajectory (loss within
     # 5.5e-6, variables 1.1e-5). With KTE_CPU_CONV=0, XLA:CPU's convolutions
     # follow TensorFlow's default oneDNN kernels instead (loss within 1e-5,
