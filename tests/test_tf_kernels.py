@@ -162,3 +162,15 @@ def test_conv2d_layer_uses_tf_kernels_above_im2col_sizes():
     with lowering.xla_only():
         want = jax.jit(lambda a: layer(a))(x)
     np.testing.assert_allclose(jax.jit(lambda a: layer(a))(x), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("offset", [0, 1])
+def test_arguments_reach_tensorflow_aliased_when_aligned_else_copied(offset):
+    buffer = np.zeros(64 + 17, np.float32)
+    start = (-buffer.ctypes.data % 64) // 4 + offset  # 64-byte aligned, then not
+    array = buffer[start:start + 16]
+    array[:] = np.arange(16)
+    tensor = tf_kernels._tensor(array)
+    array[0] = 42.0  # visible through an alias only
+    assert float(tensor.numpy()[0]) == (42.0 if offset == 0 else 0.0)
+    np.testing.assert_array_equal(tensor.numpy()[1:], np.arange(1, 16))

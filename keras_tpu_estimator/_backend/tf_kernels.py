@@ -24,6 +24,7 @@ y = tf_kernels.conv(x, kernel, strides=(1, 1), padding="same",
 import concurrent.futures
 import functools
 import math
+import os
 
 import jax
 import numpy as np
@@ -138,6 +139,10 @@ def _tensor(buffer):
 @functools.cache
 def _second_thread():
     return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kte-tf-kernels")
+
+
+# A forked child has no thread behind the parent's executor: it makes its own.
+os.register_at_fork(after_in_child=_second_thread.cache_clear)
 
 
 def _host(fns):
