@@ -28,7 +28,7 @@ import tempfile
 os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("KTE_COMPILATION_CACHE", "0")
 # The hand-written step convolves with `lax.conv_general_dilated`: the library's
-# im2col lowering of small CPU convolutions (`_backend.cpu_conv`) is off unless asked for.
+# CPU lowerings of convolutions (`_backend.routing`) are off unless asked for.
 os.environ.setdefault("KTE_CPU_CONV", "0")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 

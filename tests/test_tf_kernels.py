@@ -100,6 +100,31 @@ def test_conv_transpose_matches_keras_own(padding, strides, data_format):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("multiplier", [1, 2])
+@pytest.mark.parametrize("strides, padding", [(1, "same"), (2, "same"), (2, "valid")])
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_depthwise_conv_matches_keras_own(multiplier, strides, padding, data_format):
+    shape = (2, 22, 21, 3) if data_format == "channels_last" else (2, 3, 22, 21)
+    x = jnp.asarray(np.random.default_rng(3).standard_normal(shape), jnp.float32)
+    k = jnp.asarray(np.random.default_rng(4).standard_normal((3, 3, 3, multiplier)), jnp.float32)
+    kwargs = {"strides": strides, "padding": padding, "data_format": data_format}
+    ours = lambda a, b: keras.ops.depthwise_conv(a, b, **kwargs)  # noqa: E731
+    keras_own = lambda a, b: backend_nn.keras_function("depthwise_conv")(a, b, **kwargs)  # noqa: E731
+    assert _callbacks(ours, x, k) == 1
+    got, got_grads = _value_and_grads(ours, x, k)
+    want, want_grads = _value_and_grads(keras_own, x, k)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_separable_conv2d_layer_reaches_tf_kernels_for_both_halves():
+    layer = keras.layers.SeparableConv2D(4, 3, padding="same")
+    x = jnp.zeros((2, 12, 12, 3))
+    layer.build(x.shape)
+    assert _callbacks(lambda a: layer(a), x) == 2
+
+
 def test_conv2d_transpose_layer_reaches_tf_kernels():
     layer = keras.layers.Conv2DTranspose(3, 4, strides=2, padding="same")
     x = jnp.zeros((2, 5, 5, 6))

@@ -1,8 +1,9 @@
 """Keras on its JAX backend: which backend runs, and how it computes on the CPU.
 
 Holds `selection` (Keras loaded, or reloaded, on JAX when the package is
-imported) and the CPU lowerings behind Keras's JAX `conv` (`cpu_conv`) and
-`max_pool` (`cpu_pool`). May import `log_lines` and `_keras_internals`; no
+imported) and the CPU lowerings behind Keras's JAX `conv`, `conv_transpose`
+and `max_pool` (`routing` installs `tf_kernels`, `im2col` and `tiled_pool`,
+each switched by `lowering`). May import `log_lines` and `_keras_internals`; no
 Keras at import time (it may be reloaded on JAX first).
 """
 

@@ -1,14 +1,15 @@
-"""Keras's JAX-backend `conv`, `conv_transpose` and `max_pool`, routed to the CPU lowerings.
+"""Keras's JAX-backend convolutions and `max_pool`, routed to the CPU lowerings.
 
-`install()` (run when `keras_tpu_estimator` is imported) replaces these three
-functions of Keras's JAX backend, so `keras.ops`, `keras.layers.Conv*`,
+`install()` (run when `keras_tpu_estimator` is imported) replaces `conv`,
+`depthwise_conv`, `conv_transpose` and `max_pool` of Keras's JAX backend, so
+`keras.ops`, `keras.layers.Conv*`, `DepthwiseConv*`, `SeparableConv*`,
 `Conv*Transpose`, `MaxPooling*` and this library's `tf.compat.v1` layers all
 reach them. Each traced call takes the first lowering that applies:
 
 - `conv`: `im2col` (one matrix product) where the output has at most
   `im2col.MAX_OUTPUT_POSITIONS` positions per image, else TensorFlow's oneDNN
   kernels (`tf_kernels`) where `tf_kernels.supports` it, else Keras's own;
-- `conv_transpose`: `tf_kernels`, else Keras's own;
+- `depthwise_conv` and `conv_transpose`: `tf_kernels`, else Keras's own;
 - `max_pool`: `tiled_pool` for non-overlapping windows, else Keras's own.
 
 None applies off the CPU backend, with `KTE_CPU_CONV=0`, or inside
@@ -54,6 +55,25 @@ def make_conv(keras_conv):
     return conv
 
 
+def make_depthwise_conv(keras_depthwise_conv):
+    """Keras's backend `depthwise_conv` with TensorFlow's kernels in front."""
+
+    def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
+                       dilation_rate=1):
+        layout = _layout(data_format)
+        if _plain_padding(padding) and layout in _LAYOUTS:
+            kernel_t = jnp.asarray(kernel)
+            inputs_t = jnp.asarray(inputs, dtype=kernel_t.dtype)
+            if tf_kernels.supports(inputs_t, kernel_t, strides, padding, dilation_rate,
+                                   layout, depthwise=True):
+                return tf_kernels.depthwise_conv(
+                    inputs_t, kernel_t, strides, padding.lower(), layout)
+        return keras_depthwise_conv(inputs, kernel, strides=strides, padding=padding,
+                                    data_format=data_format, dilation_rate=dilation_rate)
+
+    return depthwise_conv
+
+
 def make_conv_transpose(keras_conv_transpose):
     """Keras's backend `conv_transpose` with TensorFlow's kernels in front."""
 
@@ -92,7 +112,12 @@ def make_max_pool(keras_max_pool):
     return max_pool
 
 
-_MAKERS = {"conv": make_conv, "conv_transpose": make_conv_transpose, "max_pool": make_max_pool}
+_MAKERS = {
+    "conv": make_conv,
+    "depthwise_conv": make_depthwise_conv,
+    "conv_transpose": make_conv_transpose,
+    "max_pool": make_max_pool,
+}
 
 
 def install():

@@ -2,10 +2,12 @@
 
 On the CPU, XLA's convolutions reach a fifth to a half of the FLOP/s of the
 oneDNN kernels TensorFlow runs (`benchmarks/bench_conv.py`), and TensorFlow is
-already a dependency. `conv` and `conv_transpose` compute what Keras's JAX
-backend computes, by calling TensorFlow's `Conv2D`, `Conv2DBackpropInput` and
-`Conv2DBackpropFilter` kernels through `jax.experimental.buffer_callback`
-(arguments aliased, results written into XLA's buffers); their gradients are
+already a dependency. `conv`, `depthwise_conv` and `conv_transpose` compute
+what Keras's JAX backend computes, by calling TensorFlow's `Conv2D`,
+`Conv2DBackpropInput` and `Conv2DBackpropFilter` kernels (their
+`DepthwiseConv2dNative` family for depthwise convolutions) through
+`jax.experimental.buffer_callback` (arguments aliased, results written into
+XLA's buffers); their gradients are
 `jax.custom_vjp`s through the same kernels (the input's gradient only when the
 input is differentiated: a first layer pays for its kernel's alone).
 
@@ -56,7 +58,7 @@ def _single_device():
 
 
 def supports(inputs, kernel, strides, padding, dilation_rate, data_format="channels_last",
-             transpose=False):
+             transpose=False, depthwise=False):
     """Whether `conv` (or `conv_transpose`) computes this convolution with TF's kernels.
 
     Args:
@@ -67,6 +69,8 @@ def supports(inputs, kernel, strides, padding, dilation_rate, data_format="chann
         padding: the padding argument as given to Keras.
         data_format: `"channels_last"` or `"channels_first"`.
         transpose: whether the convolution is transposed.
+        depthwise: whether it is depthwise (kernel `[*spatial, in, multiplier]`;
+            TensorFlow's depthwise kernels take no dilation).
 
     Returns:
         True when all of `lowering.enabled()`, one device, float32 values,
@@ -91,7 +95,7 @@ def supports(inputs, kernel, strides, padding, dilation_rate, data_format="chann
         return False
     if max(strides) > 1 and max(dilation) > 1:
         return False
-    if transpose and max(dilation) > 1:
+    if (transpose or depthwise) and max(dilation) > 1:
         return False
     if transpose:  # The output of a transposed convolution: the input, times the strides.
         sizes = inputs.shape[1:-1] if data_format == "channels_last" else inputs.shape[2:]
@@ -108,16 +112,33 @@ def supports(inputs, kernel, strides, padding, dilation_rate, data_format="chann
 
 
 class _Geometry(tuple):
-    """(strides, padding, dilations) in TensorFlow's NHWC form; hashable, static."""
+    """(strides, padding, dilations) in TensorFlow's NHWC form, and whether the
+    convolution is depthwise; hashable, static."""
 
-    def __new__(cls, strides, padding, dilation):
+    def __new__(cls, strides, padding, dilation, depthwise=False):
         return super().__new__(
-            cls, ((1, *strides, 1), padding.upper(), (1, *dilation, 1)))
+            cls, ((1, *strides, 1), padding.upper(), (1, *dilation, 1), depthwise))
 
     @property
     def kwargs(self):
-        strides, padding, dilations = self
+        strides, padding, dilations, _ = self
         return {"strides": strides, "padding": padding, "dilations": dilations}
+
+    @property
+    def depthwise(self):
+        return self[3]
+
+
+# (value, input gradient, kernel gradient): TensorFlow's kernels of each kind.
+_OPS = {
+    False: ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"),
+    True: ("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+           "DepthwiseConv2dNativeBackpropFilter"),
+}
+
+
+def _op(geometry, which):
+    return getattr(_tf().raw_ops, _OPS[geometry.depthwise][which])
 
 
 _TF_ALIGNMENT = 64  # TensorFlow's CPU tensors alias only buffers aligned to 64 bytes.
@@ -181,28 +202,26 @@ def _call(fns, out, *args):
 
 
 def _conv_value(x, k, geometry):
-    tf = _tf()
-    return tf.raw_ops.Conv2D(input=x, filter=k, **geometry.kwargs)
+    return _op(geometry, 0)(input=x, filter=k, **geometry.kwargs)
 
 
 def _input_grad(x_shape, k, g, geometry):
-    tf = _tf()
-    return tf.raw_ops.Conv2DBackpropInput(
-        input_sizes=x_shape, filter=k, out_backprop=g, **geometry.kwargs)
+    return _op(geometry, 1)(input_sizes=x_shape, filter=k, out_backprop=g, **geometry.kwargs)
 
 
 def _kernel_grad(x, k_shape, g, geometry):
-    tf = _tf()
-    return tf.raw_ops.Conv2DBackpropFilter(
-        input=x, filter_sizes=k_shape, out_backprop=g, **geometry.kwargs)
+    return _op(geometry, 2)(input=x, filter_sizes=k_shape, out_backprop=g, **geometry.kwargs)
 
 
 def _conv_shape(x, k, geometry):
-    strides, padding, dilations = geometry
+    strides, padding, dilations, depthwise = geometry
+    groups = x.shape[-1] if depthwise else 1
+    kernel_shape = (*k.shape[:2], 1, k.shape[2] * k.shape[3]) if depthwise else k.shape
     return jax.eval_shape(
         lambda a, b: jax.lax.conv_general_dilated(
             a, b, strides[1:3], padding, rhs_dilation=dilations[1:3],
-            dimension_numbers=("NHWC", "HWIO", "NHWC")), x, k).shape
+            dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=groups),
+        x, jax.ShapeDtypeStruct(kernel_shape, k.dtype)).shape
 
 
 # conv2d(x, k) = Conv2D; d/dx = Conv2DBackpropInput, d/dk = Conv2DBackpropFilter.
@@ -296,6 +315,25 @@ def conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1,
     rank = inputs.ndim - 2
     x, k, strides, dilation = _as_2d(inputs, kernel, strides, dilation_rate, data_format)
     y = _conv2d(x, k, _Geometry(strides, padding, dilation))
+    return _from_2d(y, rank, data_format)
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format="channels_last"):
+    """Keras's `depthwise_conv` (1-D or 2-D, no dilation) by TensorFlow's CPU kernels.
+
+    Args:
+        inputs: `[batch, *spatial, in]` or `[batch, in, *spatial]`, float32.
+        kernel: `[*spatial, in, multiplier]`, float32.
+        strides: int or one int per spatial dimension.
+        padding: `"valid"` or `"same"`.
+        data_format: `"channels_last"` or `"channels_first"`.
+
+    Returns:
+        The depthwise convolution (`in * multiplier` channels), in `data_format`.
+    """
+    rank = inputs.ndim - 2
+    x, k, strides, dilation = _as_2d(inputs, kernel, strides, 1, data_format)
+    y = _conv2d(x, k, _Geometry(strides, padding, dilation, depthwise=True))
     return _from_2d(y, rank, data_format)
 
 

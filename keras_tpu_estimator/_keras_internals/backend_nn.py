@@ -4,13 +4,13 @@
 through them `keras.layers.Conv1D/2D/3D`, `Conv*Transpose`, the pointwise
 half of `SeparableConv*` and `MaxPooling1D/2D/3D`) look these functions up on
 that module at every call, so setting the module attribute reroutes all of
-them. `tests/test_cpu_conv.py`, `tests/test_tf_kernels.py` and
-`tests/test_cpu_pool.py` pin that route.
+them. `tests/test_im2col.py`, `tests/test_tf_kernels.py` and
+`tests/test_tiled_pool.py` pin that route.
 """
 
 from keras.src.backend.jax import nn as _jax_nn
 
-_REPLACEABLE = ("conv", "conv_transpose", "max_pool")
+_REPLACEABLE = ("conv", "depthwise_conv", "conv_transpose", "max_pool")
 
 
 def _check(name):
@@ -29,7 +29,7 @@ def install(name, make):
     """Sets the backend function `name` to `make(keras_function(name))`; twice wraps once.
 
     Args:
-        name: one of `"conv"`, `"conv_transpose"`, `"max_pool"`.
+        name: one of `_REPLACEABLE`.
         make: called with Keras's own function; returns the replacement.
     """
     replacement = make(keras_function(name))

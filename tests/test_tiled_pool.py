@@ -10,7 +10,7 @@ from jax import numpy as jnp
 import keras_tpu_estimator  # noqa: F401  (installs the lowering)
 from keras_tpu_estimator._backend import lowering
 from keras_tpu_estimator._backend import routing
-from keras_tpu_estimator._backend import tiled_pool as _cpu_pool
+from keras_tpu_estimator._backend import tiled_pool as _tiled_pool
 from keras_tpu_estimator._keras_internals import backend_nn
 
 # (input shape, pool size, padding, data format)
@@ -40,7 +40,7 @@ def _ties(shape):
 def test_tiled_max_pool_equals_reduce_window(shape, pool, padding, data_format):
     x = _ties(shape)
     expected = _reduce_window(x, pool, padding, data_format)
-    got = _cpu_pool.tiled_max_pool(x, pool, padding, data_format)
+    got = _tiled_pool.tiled_max_pool(x, pool, padding, data_format)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
 
@@ -53,7 +53,7 @@ def test_tiled_max_pool_gradient_goes_to_the_first_maximum_like_reduce_window(
         _reduce_window(x, pool, padding, data_format).shape), jnp.float32)
     expected = jax.grad(lambda a: jnp.sum(_reduce_window(a, pool, padding, data_format) * cot))(x)
     got = jax.grad(lambda a: jnp.sum(
-        _cpu_pool.tiled_max_pool(a, pool, padding, data_format) * cot))(x)
+        _tiled_pool.tiled_max_pool(a, pool, padding, data_format) * cot))(x)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -66,7 +66,7 @@ def test_tiled_max_pool_gradient_goes_to_the_first_maximum_like_reduce_window(
 def test_tiled_max_pool_rejects_bad_arguments(kwargs, message):
     arguments = {"pool_size": (2, 2), **kwargs}
     with pytest.raises(ValueError, match=message):
-        _cpu_pool.tiled_max_pool(jnp.zeros((1, 4, 4, 1)), **arguments)
+        _tiled_pool.tiled_max_pool(jnp.zeros((1, 4, 4, 1)), **arguments)
 
 
 # (pool size, strides, padding, dtype, uses the tiled pool)
@@ -82,12 +82,12 @@ RULE = [
 @pytest.mark.parametrize("pool,strides,padding,dtype,expected", RULE)
 def test_use_tiled_rule(pool, strides, padding, dtype, expected):
     x = jnp.zeros((2, 4, 4, 3), dtype)
-    assert _cpu_pool.use_tiled(x, pool, strides, padding) is expected
+    assert _tiled_pool.use_tiled(x, pool, strides, padding) is expected
 
 
 def test_environment_variable_turns_the_tiled_pool_off(monkeypatch):
     monkeypatch.setenv(lowering.ENV_VAR, "0")
-    assert not _cpu_pool.use_tiled(jnp.zeros((2, 4, 4, 3)), (2, 2), None, "same")
+    assert not _tiled_pool.use_tiled(jnp.zeros((2, 4, 4, 3)), (2, 2), None, "same")
 
 
 def _jaxpr_text(fn, *args):
