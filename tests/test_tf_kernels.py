@@ -9,7 +9,6 @@ from jax import numpy as jnp
 
 import keras_tpu_estimator  # noqa: F401  (installs the routing)
 from keras_tpu_estimator._backend import lowering
-from keras_tpu_estimator._backend import routing
 from keras_tpu_estimator._backend import tf_kernels
 from keras_tpu_estimator._keras_internals import backend_nn
 
