@@ -54,16 +54,22 @@ def _value_and_grads(conv, x, k):
     return conv(x, k), jax.jit(jax.grad(lambda a, b: jnp.sum(conv(a, b) * cot), (0, 1)))(x, k)
 
 
+def _assert_same_value_and_grads(ours, reference, x, k):
+    """`ours(x, k)` and its gradients in both arguments equal `reference`'s."""
+    got, got_grads = _value_and_grads(ours, x, k)
+    want, want_grads = _value_and_grads(reference, x, k)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("spatial, cin, kspatial, cout, strides, padding, dilation", CASES)
 def test_conv_value_and_both_gradients_match_lax(spatial, cin, kspatial, cout, strides,
                                                   padding, dilation):
     x, k = _operands(spatial, cin, kspatial, cout)
     args = (strides, padding, dilation)
-    want, want_grads = _value_and_grads(lambda a, b: _lax_conv(a, b, *args), x, k)
-    got, got_grads = _value_and_grads(lambda a, b: tf_kernels.conv(a, b, *args), x, k)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    for g, w in zip(got_grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    _assert_same_value_and_grads(
+        lambda a, b: tf_kernels.conv(a, b, *args), lambda a, b: _lax_conv(a, b, *args), x, k)
 
 
 def test_channels_first_matches_channels_last():
@@ -92,11 +98,7 @@ def test_conv_transpose_matches_keras_own(padding, strides, data_format):
     ours = lambda a, b: keras.ops.conv_transpose(a, b, **kwargs)  # noqa: E731
     keras_own = lambda a, b: backend_nn.keras_function("conv_transpose")(a, b, **kwargs)  # noqa: E731
     assert _callbacks(ours, x, k) == 1
-    got, got_grads = _value_and_grads(ours, x, k)
-    want, want_grads = _value_and_grads(keras_own, x, k)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    for g, w in zip(got_grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    _assert_same_value_and_grads(ours, keras_own, x, k)
 
 
 @pytest.mark.parametrize("multiplier", [1, 2])
@@ -110,11 +112,7 @@ def test_depthwise_conv_matches_keras_own(multiplier, strides, padding, data_for
     ours = lambda a, b: keras.ops.depthwise_conv(a, b, **kwargs)  # noqa: E731
     keras_own = lambda a, b: backend_nn.keras_function("depthwise_conv")(a, b, **kwargs)  # noqa: E731
     assert _callbacks(ours, x, k) == 1
-    got, got_grads = _value_and_grads(ours, x, k)
-    want, want_grads = _value_and_grads(keras_own, x, k)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    for g, w in zip(got_grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    _assert_same_value_and_grads(ours, keras_own, x, k)
 
 
 def test_separable_conv2d_layer_reaches_tf_kernels_for_both_halves():

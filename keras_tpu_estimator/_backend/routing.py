@@ -32,8 +32,14 @@ def _layout(data_format):
     return data_format or keras.config.image_data_format()
 
 
-def _plain_padding(padding):
-    return isinstance(padding, str) and padding.lower() in ("valid", "same")
+def _operands(inputs, kernel, padding, layout):
+    """`(inputs, kernel)` as arrays of the kernel's dtype where a lowering may
+    apply (`"valid"`/`"same"` padding, a known layout); else None."""
+    plain = isinstance(padding, str) and padding.lower() in ("valid", "same")
+    if not plain or layout not in _LAYOUTS:
+        return None
+    kernel = jnp.asarray(kernel)
+    return jnp.asarray(inputs, dtype=kernel.dtype), kernel
 
 
 def make_conv(keras_conv):
@@ -41,9 +47,9 @@ def make_conv(keras_conv):
 
     def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
         layout = _layout(data_format)
-        if _plain_padding(padding) and layout in _LAYOUTS:
-            kernel_t = jnp.asarray(kernel)
-            inputs_t = jnp.asarray(inputs, dtype=kernel_t.dtype)
+        operands = _operands(inputs, kernel, padding, layout)
+        if operands is not None:
+            inputs_t, kernel_t = operands
             args = (strides, padding.lower(), dilation_rate)
             if im2col.use_im2col(inputs_t, kernel_t, *args, layout):
                 return im2col.im2col_conv(inputs_t, kernel_t, *args, layout)
@@ -61,9 +67,9 @@ def make_depthwise_conv(keras_depthwise_conv):
     def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
                        dilation_rate=1):
         layout = _layout(data_format)
-        if _plain_padding(padding) and layout in _LAYOUTS:
-            kernel_t = jnp.asarray(kernel)
-            inputs_t = jnp.asarray(inputs, dtype=kernel_t.dtype)
+        operands = _operands(inputs, kernel, padding, layout)
+        if operands is not None:
+            inputs_t, kernel_t = operands
             if tf_kernels.supports(inputs_t, kernel_t, strides, padding, dilation_rate,
                                    layout, depthwise=True):
                 return tf_kernels.depthwise_conv(
@@ -85,9 +91,9 @@ def make_conv_transpose(keras_conv_transpose):
                 data_format=data_format, dilation_rate=dilation_rate)
 
         layout = _layout(data_format)
-        if output_padding is None and _plain_padding(padding) and layout in _LAYOUTS:
-            kernel_t = jnp.asarray(kernel)
-            inputs_t = jnp.asarray(inputs, dtype=kernel_t.dtype)
+        operands = _operands(inputs, kernel, padding, layout)
+        if output_padding is None and operands is not None:
+            inputs_t, kernel_t = operands
             if tf_kernels.supports(inputs_t, kernel_t, strides, padding, dilation_rate,
                                    layout, transpose=True):
                 shape = jax.eval_shape(keras_own, inputs_t, kernel_t).shape
