@@ -229,6 +229,12 @@ CASES = [
     ("unsorted_segment_sum", lambda f: tf1.unsorted_segment_sum(f["m"], f["labels"], 6)),
     ("unsorted_segment_max", lambda f: tf1.unsorted_segment_max(f["m"], f["labels"], 6)),
     ("segment_sum", lambda f: tf1.segment_sum(tf1.constant(W), [0, 0, 1, 2, 2])),
+    ("segment_mean", lambda f: tf1.segment_mean(f["m"][0], [0, 0, 2, 2, 3])),
+    ("unsorted_segment_mean", lambda f: tf1.unsorted_segment_mean(f["m"], f["labels"], 6)),
+    ("searchsorted", lambda f: tf1.searchsorted(tf1.sort(f["m"]), f["u"], side="right")),
+    ("scalar_mul", lambda f: tf1.scalar_mul(-2, f["ids"])),
+    ("matrix_diag", lambda f: tf1.matrix_diag(f["m"], k=1)),
+    ("matrix_set_diag", lambda f: tf1.matrix_set_diag(f["x"], f["x"][:, :, 1])),
     ("log_sigmoid", lambda f: tf1.log_sigmoid(f["m"])),
     ("sort", lambda f: tf1.sort(f["m"], direction="DESCENDING")),
     ("argsort", lambda f: tf1.argsort(f["m"])),
@@ -341,6 +347,9 @@ CASES = [
     ("nn.avg_pool", lambda f: tf1.nn.avg_pool(f["image"], [1, 3, 3, 1], [1, 2, 2, 1], "SAME")),
     ("nn.max_pool2d", lambda f: tf1.nn.max_pool2d(f["image"], 2, 2, "SAME")),
     ("nn.avg_pool2d", lambda f: tf1.nn.avg_pool2d(f["image"], [2, 2], [2, 2], "VALID")),
+    ("nn.space_to_depth", lambda f: tf1.nn.space_to_depth(f["image"], 2)),
+    ("nn.depth_to_space", lambda f: tf1.nn.depth_to_space(tf1.tile(f["image"], [1, 1, 1, 4]), 2)),
+    ("nn.space_to_batch", lambda f: tf1.nn.space_to_batch(f["image"], [[0, 0], [1, 1]], 2)),
     # Recurrent loops (the cells create variables; see test_rnn_cells for TF's numbers).
     ("nn.dynamic_rnn", lambda f: tf1.nn.dynamic_rnn(
         tf1.nn.rnn_cell.LSTMCell(4), f["seq"], sequence_length=f["lengths"], dtype=tf1.float32)),
@@ -387,7 +396,9 @@ def _after(assertion, value):
 NOT_OPS = {
     "boolean_mask": "value-dependent output size: raises NotImplementedError, tested in test_compat_ops",
     "unique": "value-dependent output size: raises NotImplementedError",
-    "Dimension": "a class (TF1's tensor_shape.Dimension), not an op",
+    "Dimension": "a class (TF1's tensor_shape.Dimension), not an op: test_tensor_shape",
+    "TensorShape": "a class (TF1's tensor_shape.TensorShape), not an op: test_tensor_shape",
+    "as_shape": "builds a TensorShape, not an op: test_tensor_shape",
     **{f"losses.{n}": "a collection accessor, not an op" for n in (
         "add_loss", "add_to_collection", "get_collection", "get_losses",
         "get_regularization_loss", "get_regularization_losses")},

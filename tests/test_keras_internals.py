@@ -161,6 +161,48 @@ def test_tracers_have_no_name_outside_tracer_names():
     assert "name" not in vars(jax.core.Tracer)
 
 
+def _views():
+    return _keras_internals.tracer_views(
+        lambda shape: ("view", shape), lambda dtype: ("view", dtype),
+        {"get_shape": lambda tracer: "method"})
+
+
+def test_tracer_views_show_the_users_code_its_views_and_jax_its_own():
+    seen = {}
+
+    def f(x):
+        with _views():
+            seen["user"] = (x.shape, x.dtype, x.get_shape())
+            y = jnp.reshape(x, (3, 2))  # JAX read x.shape itself.
+        seen["jnp"] = y.shape
+        return x
+
+    jax.jit(f)(jnp.ones((2, 3)))
+    assert seen["user"] == (("view", (2, 3)), ("view", np.dtype("float32")), "method")
+    assert seen["jnp"] == (3, 2)
+
+
+def test_tracer_views_give_an_exports_symbolic_dimension_tf1s_unknown_value():
+    seen = []
+
+    def f(x):
+        with _views():
+            seen.append(x.shape[1][0].value)  # The view got JAX's tuple: (b, 3).
+        return x
+
+    (b,) = jax.export.symbolic_shape("b")
+    jax.export.export(jax.jit(f))(jax.ShapeDtypeStruct((b, 3), "float32"))
+    assert seen == [None]
+
+
+def test_tracer_views_are_gone_after_the_block():
+    with _views():
+        pass
+    assert "get_shape" not in vars(jax.core.Tracer)
+    assert not hasattr(jax.export.symbolic_shape("b")[0], "value")
+    jax.jit(lambda x: x + len(x.shape))(jnp.ones(2))
+
+
 @pytest.mark.filterwarnings("ignore:The `native_serialization` parameter is deprecated")
 def test_hidden_endpoint_is_converted_but_not_a_signature(tmp_path):
     import tensorflow as tf

@@ -212,6 +212,28 @@ def test_contrib_summaries_in_model_fn_follow_tf1s_recording_rules(tmp_path, rec
     # At the global step before the step's update, as TF1 read it in the same run.
     written = [(step, v.simple_value) for step, v in read_values(contrib_dir)]
     assert written == [(s, X[s * BATCH, 0]) for s in steps]
+    assert len(list(contrib_dir.glob("events.out.tfevents.*"))) == 1  # TF1's one writer.
+
+
+def test_a_writer_model_fn_opens_writes_one_event_file_per_training_run(tmp_path):
+    contrib_dir = tmp_path / "contrib"
+
+    def model_fn(features, labels, mode, params):
+        with tf1.contrib.summary.create_file_writer(str(contrib_dir)).as_default(), \
+                tf1.contrib.summary.always_record_summaries():
+            tf1.contrib.summary.scalar("first", features[0, 0])
+        w = tf1.get_variable("w", shape=(), initializer=tf1.ones_initializer())
+        return kte.TPUEstimatorSpec(mode, loss=tf1.reduce_mean(features) * w,
+                                    train_op=keras.optimizers.SGD(0.1))
+
+    estimator = kte.TPUEstimator(
+        model_fn, model_dir=str(tmp_path / "model"), use_tpu=False, train_batch_size=BATCH,
+        config=kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2)))
+    estimator.train(lambda params: X[: BATCH * 4], max_steps=4)
+    assert len(list(contrib_dir.glob("events.out.tfevents.*"))) == 1
+    estimator.train(lambda params: X[: BATCH * 4], max_steps=8)  # A new graph: a new file.
+    assert len(list(contrib_dir.glob("events.out.tfevents.*"))) == 2
+    assert [step for step, _ in read_values(contrib_dir)] == list(range(8))
 
 
 def test_a_histogram_of_a_nan_in_model_fn_stops_training_with_tf1s_error(tmp_path):

@@ -394,6 +394,9 @@ def initialize_random_seed_across_processes():
 # Iterating a tracer of symbolic length: TF1's TypeError.
 from keras_tpu_estimator._keras_internals.tracer_iteration import tf1_iteration  # noqa: E402,F401
 
+# A tracer's shape and dtype as the user's code reads them (TF1's types).
+from keras_tpu_estimator._keras_internals.tensor_views import tracer_views  # noqa: E402,F401
+
 # Keras layers created inside model_fn: kept in their own module.
 from keras_tpu_estimator._keras_internals.layer_construction import after_build  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import calling_layers  # noqa: E402,F401

@@ -18,6 +18,7 @@ from keras_tpu_estimator.metrics import MetricUpdate
 from keras_tpu_estimator.metrics import values as metric_values_lib
 from keras_tpu_estimator.model_fn import initialization
 from keras_tpu_estimator.model_fn import store as store_lib
+from keras_tpu_estimator.model_fn import tensors as tensors_lib
 from keras_tpu_estimator.model_fn import train_ops
 from keras_tpu_estimator.model_fn.call import call_model_fn
 from keras_tpu_estimator.spec import ModeKeys
@@ -220,11 +221,15 @@ def read_training(spec, store, fallback_optimizer):
 
 
 def metric_values(spec):
-    """`metric_fn(*tensors)` of the spec's `eval_metrics`: `{name: value}`."""
+    """`metric_fn(*tensors)` of the spec's `eval_metrics`: `{name: value}`.
+
+    `metric_fn` sees its tensors as TF1 tensors, as `model_fn` does.
+    """
     if spec.eval_metrics is None:
         return {}
     metric_fn, tensors = spec.eval_metrics
-    return metric_values_lib.metric_values(metric_fn, tensors)
+    with tensors_lib.tf1_tensors():
+        return metric_values_lib.metric_values(metric_fn, tensors)
 
 
 def new_metrics(spec, existing):

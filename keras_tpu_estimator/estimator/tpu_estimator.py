@@ -263,6 +263,7 @@ class TPUEstimator(Exporting):
     # ------------------------------------------------------------------
     # train / evaluate / predict.
 
+    @summary_lib.keeps_writers  # One event file per directory per run, as TF1's graph.
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir`.
 

@@ -20,8 +20,8 @@ import reprlib
 import jax
 import keras
 
-from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import spec as spec_lib
+from keras_tpu_estimator.model_fn import tensors
 from keras_tpu_estimator.spec.arguments import keyword_parameters
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
@@ -115,9 +115,7 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
         if isinstance(tensor, keras.KerasTensor):
             tensor.name = name
     try:
-        with _keras_internals.tracer_names(
-            [(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]
-        ), _keras_internals.tf1_iteration():
+        with tensors.tf1_tensors([(t, n) for t, n in named if isinstance(t, jax.core.Tracer)]):
             result = model_fn(**{k: v for k, v in arguments.items() if k in accepted})
     except (TypeError, ValueError, AttributeError) as error:
         if (labels is None and mode == spec_lib.ModeKeys.TRAIN and "labels" in accepted

@@ -55,7 +55,7 @@ def record_summaries(logdir, step_fn=None):
             f"Received: step_fn={step_fn!r}"
         )
     entry = (writers.acquire(logdir), step_fn, writers.check_logdir(logdir))
-    writers.hold_in_host_call(logdir)  # A host call's writer lasts until training ends.
+    writers.hold_for_run(logdir)  # One event file per training run.
     stack = _stack()
     stack.append(entry)
     try:

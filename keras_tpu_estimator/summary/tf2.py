@@ -82,7 +82,7 @@ class SummaryWriter:
 
     def event_writer(self):
         """TensorFlow's writer of `logdir`, opened on first use and held by this writer."""
-        writers.hold_in_host_call(self.logdir)  # A host call's: one event file per run.
+        writers.hold_for_run(self.logdir)  # One event file per training run.
         with self._lock:
             if self._held is None:
                 self._held = writers.acquire(self.logdir)

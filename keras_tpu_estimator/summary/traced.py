@@ -9,7 +9,10 @@ summary's values to the host (`jax.debug.callback`); a writing thread
 encodes them (`summary.protos`) and writes them into the event file. So the
 values leave the device only at the steps written, also inside an on-device
 loop; images and audio are cut to their `max_outputs` first, on the device.
-`SummaryCallback` waits for the writes after each loop.
+`SummaryCallback` waits for the writes after each loop. The writing thread
+keeps each directory's writer open until the training run ends (the
+outermost `writers.keep_writers` block), so a run writes one event file per
+directory, as TF1's one graph-built writer did.
 
 Where and how often: `SummaryCallback`, while training runs, publishes its
 directory and period for the thread that trains (`summary_steps`); the step
@@ -116,6 +119,32 @@ def _work():
             _queue.task_done()
 
 
+# The writers the writing thread holds open for the run: {logdir: writer}.
+_held = {}
+_held_lock = threading.Lock()
+
+
+def _held_writer(logdir):
+    key = writers.check_logdir(logdir)
+    with _held_lock:
+        if key not in _held:
+            _held[key] = writers.acquire(logdir)
+        return _held[key]
+
+
+def _release_held():
+    """At the run's end: the summaries handed over written, the writers given back."""
+    wait()
+    with _held_lock:
+        held = list(_held)
+        _held.clear()
+    for key in held:
+        writers.release(key)
+
+
+writers.before_release(_release_held)
+
+
 def _write(logdir, build, step, arrays):
     """The writing thread: encodes the summary and writes it at `step` into `logdir`.
 
@@ -124,14 +153,18 @@ def _write(logdir, build, step, arrays):
     """
     try:
         values = build(*[np.asarray(a) for a in arrays])
-        writer = writers.acquire(logdir)
+        kept = writers.keeping()
+        writer = _held_writer(logdir) if kept else writers.acquire(logdir)
         try:
             if callable(values):  # It writes itself (TF2 summaries: TensorFlow's functions).
                 values(writer, int(np.asarray(step)))
             else:
                 protos.write(writer, values, int(np.asarray(step)))
         finally:
-            writers.release(logdir)
+            if kept:
+                writer.flush()
+            else:
+                writers.release(logdir)
     except Exception as error:  # noqa: BLE001 - raised again by raise_pending.
         error.add_note(f"(writing a model_fn summary at step {int(np.asarray(step))})")
         with _errors_lock:

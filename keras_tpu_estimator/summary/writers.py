@@ -79,6 +79,23 @@ def kept_writers():
     return getattr(_local, "kept", None)
 
 
+# Open `keep_writers` blocks, of every thread; functions run as the outermost
+# one of a thread ends, before its writers are released.
+_keeping = [0]
+_before_release = []
+
+
+def keeping():
+    """Whether a `keep_writers` block is open on any thread (a training run)."""
+    return _keeping[0] > 0
+
+
+def before_release(fn):
+    """Registers `fn()` to run when a `keep_writers` block ends: `summary.traced`
+    gives back the writers its writing thread held for the run."""
+    _before_release.append(fn)
+
+
 def keep(logdir):
     """The writer of `logdir`, held open until the outermost `keep_writers` block ends."""
     kept, key = kept_writers(), check_logdir(logdir)
@@ -105,9 +122,15 @@ def keep_writers():
         yield
         return
     _local.kept = {}
+    with _writers_lock:
+        _keeping[0] += 1
     try:
         yield
     finally:
+        with _writers_lock:
+            _keeping[0] -= 1
+        for fn in _before_release:
+            fn()
         kept, _local.kept = _local.kept, None
         for key in kept:
             release(key)
@@ -218,9 +241,14 @@ def host_call_writers():
 
 
 
-def hold_in_host_call(logdir):
-    """In a host call, holds `logdir`'s writer open until training ends (`keep_writers`)."""
-    if kept_writers() is not None and getattr(_local, "in_host_call", False):
+def hold_for_run(logdir):
+    """In a training run (`keep_writers`), holds `logdir`'s writer open until it ends.
+
+    TF1 built a writer once per graph: a host call or a `model_fn` that opens
+    one (`create_file_writer(d).as_default()`), run or traced again at every
+    step here, writes one event file per run.
+    """
+    if kept_writers() is not None:
         keep(logdir)
 
 

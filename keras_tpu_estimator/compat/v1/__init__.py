@@ -53,6 +53,8 @@ from keras_tpu_estimator.compat.v1.dtypes import DType  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import as_dtype  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import bfloat16  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import bool  # noqa: F401,A004
+from keras_tpu_estimator.compat.v1.dtypes import complex64  # noqa: F401
+from keras_tpu_estimator.compat.v1.dtypes import complex128  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import double  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import float16  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import float32  # noqa: F401
@@ -64,6 +66,9 @@ from keras_tpu_estimator.compat.v1.dtypes import int32  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import int64  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import string  # noqa: F401
 from keras_tpu_estimator.compat.v1.dtypes import uint8  # noqa: F401
+from keras_tpu_estimator.compat.v1.dtypes import uint16  # noqa: F401
+from keras_tpu_estimator.compat.v1.dtypes import uint32  # noqa: F401
+from keras_tpu_estimator.compat.v1.dtypes import uint64  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import GraphKeys  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import add_to_collection  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import add_to_collections  # noqa: F401

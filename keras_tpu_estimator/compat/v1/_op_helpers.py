@@ -13,6 +13,8 @@ import jax
 import keras
 import numpy as np
 
+from keras_tpu_estimator.model_fn.tensor_shape import TensorShape
+
 
 def axis_argument(axis, reduction_indices=None):
     """Returns the axis of a TF1 reduction from `axis` or its alias.
@@ -54,12 +56,13 @@ def dimension(value):
 
 
 def shape_tuple(shape):
-    """Returns a static shape (an int, a list, a tuple or an array) as a tuple of dimensions.
+    """Returns a static shape (an int, a list, a tuple, a `TensorShape` or an array) as a tuple
+    of dimensions.
 
     A dimension is an int, or a symbolic dimension under an export with a
     polymorphic batch size (`x.shape[0]`, `shape(x)[0]`, arithmetic on them).
     """
-    if isinstance(shape, (list, tuple)):
+    if isinstance(shape, (list, tuple, TensorShape)):
         return tuple(d for item in shape for d in shape_tuple(item))
     if is_symbolic_dim(shape):
         return (shape,)

@@ -20,21 +20,7 @@ import keras
 
 from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.model_fn import store as store_lib
-
-
-class TensorShape(tuple):
-    """A static shape with TF1's `as_list()` and `ndims`."""
-
-    def as_list(self):
-        return list(self)
-
-    @property
-    def ndims(self):
-        return len(self)
-
-    @property
-    def rank(self):
-        return len(self)
+from keras_tpu_estimator.model_fn.tensor_shape import TensorShape
 
 
 class VariableView:

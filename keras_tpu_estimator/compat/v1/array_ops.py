@@ -17,6 +17,10 @@ from keras_tpu_estimator.compat.v1 import dtypes
 from keras_tpu_estimator.compat.v1._op_helpers import dimension as _dim
 from keras_tpu_estimator.compat.v1._op_helpers import shape_tuple as _shape
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
+from keras_tpu_estimator.model_fn.tensor_shape import Dimension  # noqa: F401
+from keras_tpu_estimator.model_fn.tensor_shape import TensorShape  # noqa: F401
+from keras_tpu_estimator.model_fn.tensor_shape import as_shape  # noqa: F401
+from keras_tpu_estimator.model_fn.tensor_shape import dimension_value  # noqa: F401
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -104,51 +108,10 @@ def identity_n(input, name=None):  # noqa: A002
     return [ops.convert_to_tensor(t) for t in input]
 
 
-def dimension_value(dimension):
-    """The int (or None) of a dimension: an int, None or a `Dimension`."""
-    if isinstance(dimension, Dimension):
-        return dimension.value
-    return None if dimension is None else _dim(dimension)
-
-
-class Dimension:
-    """TF1's `tf.Dimension`: one dimension of a shape, `.value` an int or None.
-
-    Args:
-        value: an int, None or a `Dimension`.
-
-    Example:
-
-    ```python
-    hidden = tf1.Dimension(x.shape[-1]).value
-    ```
-    """
-
-    def __init__(self, value):
-        self.value = dimension_value(value)
-
-    def __int__(self):
-        if self.value is None:
-            raise ValueError("Dimension(None) has no int value.")
-        return self.value
-
-    __index__ = __int__
-
-    def __eq__(self, other):
-        other = dimension_value(other)
-        return None if self.value is None or other is None else self.value == other
-
-    def __hash__(self):
-        return hash(self.value)
-
-    def __repr__(self):
-        return f"Dimension({self.value!r})"
-
-
 __all__ = [
-    "Dimension", "broadcast_to", "dimension_value", "eye", "identity_n", "lin_space", "linspace",
+    "Dimension", "TensorShape", "as_shape", "broadcast_to", "dimension_value", "eye", "identity_n", "lin_space", "linspace",
     "matrix_band_part", "matrix_transpose", "meshgrid", "reverse", "reverse_v2", "roll", "shape_n",
 ]
 
 # Every op runs in the symbolic build pass as in the step (see `_symbolic`).
-_symbolic_ops(globals(), exclude=("shape_n", "dimension_value"))
+_symbolic_ops(globals(), exclude=("shape_n", "dimension_value", "Dimension", "TensorShape", "as_shape"))

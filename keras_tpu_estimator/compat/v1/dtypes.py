@@ -1,110 +1,31 @@
-"""TF1 dtypes (`tf.float32`, `tf.as_dtype`, ...) as Keras dtype names.
+"""TF1's `tf.dtypes`: `DType`, `as_dtype` and the dtype constants.
 
-A `DType` is a `str` (`tf1.float32 == "float32"`), so Keras and JAX accept it
-wherever a dtype goes, and `x.dtype == tf1.float32` holds for JAX arrays. It
-also answers TF1's `is_floating`, `is_integer`, `is_bool`, `as_numpy_dtype`,
-`base_dtype`, `min` and `max`.
+The types live with what `model_fn` receives (`model_fn.dtypes`), whose
+tensors' `.dtype` is a `DType`; this is their public TF1 namespace.
 
-JAX keeps 64-bit types off by default: `int64`/`float64` values are computed
-in 32 bits (as `keras.ops` does), which matters only for overflow.
+```python
+tf1.cast(mask, tf1.float32)
+if logits.dtype == tf1.bfloat16: ...
+```
 """
 
-import ml_dtypes
-import numpy as np
-
-
-class DType(str):
-    """A dtype name with TF1's `DType` attributes.
-
-    Example:
-
-    ```python
-    tf1.cast(mask, tf1.float32)
-    if logits.dtype == tf1.bfloat16: ...
-    ```
-    """
-
-    @property
-    def name(self):
-        return str(self)
-
-    @property
-    def as_numpy_dtype(self):
-        return np.dtype(ml_dtypes.bfloat16) if self == "bfloat16" else np.dtype(str(self)).type
-
-    @property
-    def base_dtype(self):
-        return self
-
-    @property
-    def is_floating(self):
-        return self in ("float16", "bfloat16", "float32", "float64")
-
-    @property
-    def is_integer(self):
-        return np.dtype(str(self)).kind in "iu" if self != "bfloat16" else False
-
-    @property
-    def is_bool(self):
-        return self == "bool"
-
-    @property
-    def size(self):
-        return np.dtype(self.as_numpy_dtype).itemsize
-
-    @property
-    def min(self):
-        return self._info().min
-
-    @property
-    def max(self):
-        return self._info().max
-
-    def _info(self):
-        if self.is_floating:
-            return ml_dtypes.finfo(self.as_numpy_dtype)
-        return np.iinfo(self.as_numpy_dtype)
-
-    def __repr__(self):
-        return f"tf1.{self}"
-
-    def __hash__(self):
-        return str.__hash__(self)
-
-
-float16 = half = DType("float16")
-bfloat16 = DType("bfloat16")
-float32 = DType("float32")
-float64 = double = DType("float64")
-int8 = DType("int8")
-int16 = DType("int16")
-int32 = DType("int32")
-int64 = DType("int64")
-uint8 = DType("uint8")
-uint16 = DType("uint16")
-uint32 = DType("uint32")
-bool = DType("bool")  # noqa: A001 - TF1's name.
-string = DType("string")
-
-_ALL = {d: d for d in (float16, bfloat16, float32, float64, int8, int16, int32,
-                       int64, uint8, uint16, uint32, bool, string)}
-
-
-def as_dtype(type_value):
-    """Returns the `DType` of a name, numpy/JAX dtype, Python type or `DType`.
-
-    Raises:
-        TypeError: if `type_value` names no dtype supported here.
-    """
-    name = getattr(type_value, "name", None) if not isinstance(type_value, str) else type_value
-    if name is None or name not in _ALL:
-        try:
-            name = np.dtype(type_value).name
-        except TypeError:
-            name = None
-    if name not in _ALL:
-        raise TypeError(
-            f"Cannot convert {type_value!r} to a dtype. Allowed: "
-            f"{sorted(_ALL)}, or a numpy/JAX dtype of one of them."
-        )
-    return _ALL[name]
+from keras_tpu_estimator.model_fn.dtypes import DType  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import as_dtype  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import bfloat16  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import bool  # noqa: F401,A004
+from keras_tpu_estimator.model_fn.dtypes import complex64  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import complex128  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import double  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import float16  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import float32  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import float64  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import half  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import int8  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import int16  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import int32  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import int64  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import string  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import uint8  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import uint16  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import uint32  # noqa: F401
+from keras_tpu_estimator.model_fn.dtypes import uint64  # noqa: F401

@@ -44,7 +44,7 @@ from keras_tpu_estimator.model_fn import store as store_lib
 # A private alias: the converter reads this module's public names as TF1's.
 from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer as _resolve_initializer
 # The views and collections, exported here as they always were.
-from keras_tpu_estimator.compat.v1._variable_views import TensorShape  # noqa: F401
+from keras_tpu_estimator.model_fn.tensor_shape import TensorShape  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import VariableView  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import all_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import global_variables  # noqa: F401

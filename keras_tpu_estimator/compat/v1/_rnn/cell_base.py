@@ -95,7 +95,7 @@ def all_symbolic(inputs, state):
 
 def batch_dimension(batch_size, function="zero_state"):
     """`batch_size` as an int (or an export's symbolic batch dimension)."""
-    value = getattr(batch_size, "value", batch_size)  # a TF1 `Dimension`
+    value = batch_size  # An int, a TF1 `Dimension` (an int), or symbolic.
     if is_symbolic_dim(value):
         return value
     static = static_value(value)

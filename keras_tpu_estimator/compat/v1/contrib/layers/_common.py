@@ -38,8 +38,7 @@ def dtype_of(tensor):
 
 
 def _int(value):
-    """An int from an int, a numpy integer or a TF1 `Dimension` (its `.value`); else None."""
-    value = getattr(value, "value", value)
+    """An int from an int, a numpy integer or a TF1 `Dimension` (an int); else None."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         return None
     return int(value)
