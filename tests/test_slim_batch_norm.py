@@ -81,8 +81,7 @@ def test_batch_norm_keeps_bfloat16_outputs_with_float32_parameters():
     [
         ({"is_training": keras.KerasTensor((), dtype="bool")}, ValueError, "`is_training`"),
         ({"data_format": "NWHC"}, ValueError, "data_format='NWHC'"),
-        ({"renorm": True}, NotImplementedError, "renorm=True"),
-        ({"batch_weights": np.ones(2, "float32")}, NotImplementedError, "batch_weights"),
+        # renorm's and the other arguments' errors: tests/test_batch_norm_arguments.py.
     ],
 )
 def test_batch_norm_bad_arguments_are_named(kwargs, error, message):

@@ -49,6 +49,7 @@ from keras_tpu_estimator.compat.v1._layer_base import Layer
 # Private aliases: this module is `tf1.layers`, and the converter reads its
 # public names as TF1's (`convert.names.compat_v1_names`).
 from keras_tpu_estimator.compat.v1._batch_normalization import TF1BatchNormalization as _TF1BatchNormalization  # noqa: E501,I001
+from keras_tpu_estimator.compat.v1._batch_norm_step import check_renorm_clipping as _check_renorm_clipping  # noqa: E501,I001
 from keras_tpu_estimator.compat.v1._layer_base import _check_training, _padding, _sizes  # noqa: I001
 from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer as _resolve_initializer  # noqa: I001
 
@@ -153,6 +154,13 @@ class BatchNormalization(Layer):
     variance, as TF1's fused kernel does; `fused=False`, or any other input
     (where TF1 fell back to its non-fused path, `fused=True` included),
     updates it with the biased one.
+
+    TF1's `renorm` (with `renorm_clipping` and `renorm_momentum`; adds
+    `<name>/moving_stddev`, `<name>/renorm_mean`, `<name>/renorm_stddev`),
+    `virtual_batch_size` (parameters of TF1's shape `[1, 1, ..., C]`) and
+    `adjustment` take TF1's non-fused path, as in TF1 (see
+    `_batch_norm_step`). `renorm_clipping` values may be tensors of the
+    current step (a schedule on the global step).
     """
 
     base_name = "batch_normalization"
@@ -165,15 +173,8 @@ class BatchNormalization(Layer):
                  gamma_constraint=None, renorm=False, renorm_clipping=None,
                  renorm_momentum=0.99, fused=None, trainable=True, virtual_batch_size=None,
                  adjustment=None, name=None, _reuse=None, _scope=None, **kwargs):
-        for argument, value, default in (
-            ("renorm", renorm, False), ("virtual_batch_size", virtual_batch_size, None),
-            ("adjustment", adjustment, None),
-        ):
-            if value != default:
-                raise NotImplementedError(
-                    f"tf1.layers.batch_normalization({argument}={value!r}) is not "
-                    f"supported; only {argument}={default!r}."
-                )
+        if renorm:
+            _check_renorm_clipping(renorm_clipping)
         super().__init__(
             name=name, trainable=trainable, _reuse=_reuse, _scope=_scope, axis=axis,
             momentum=momentum,
@@ -183,12 +184,15 @@ class BatchNormalization(Layer):
             moving_variance_initializer=moving_variance_initializer,
             beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
             beta_constraint=beta_constraint, gamma_constraint=gamma_constraint, fused=fused,
+            renorm=renorm, renorm_clipping=renorm_clipping, renorm_momentum=renorm_momentum,
+            virtual_batch_size=virtual_batch_size, adjustment=adjustment,
         )
 
     def _make(self):
         c = self._config
         return _TF1BatchNormalization(
-            fused=c["fused"],
+            fused=c["fused"], renorm=c["renorm"], renorm_momentum=c["renorm_momentum"],
+            virtual_batch_size=c["virtual_batch_size"], adjustment=c["adjustment"],
             axis=c["axis"], momentum=c["momentum"], epsilon=c["epsilon"],
             center=c["center"], scale=c["scale"],
             beta_initializer=_init(c["beta_initializer"], "zeros"),
@@ -202,7 +206,10 @@ class BatchNormalization(Layer):
     def __call__(self, inputs, training=False):
         training = _check_training(training, "batch_normalization")
         first = self._keras_layer(inputs)
-        outputs = self.keras_layer(inputs, training=training)
+        # This call's clipping and adjustment: they may be tensors of this step.
+        outputs = self.keras_layer(inputs, training=training,
+                                   renorm_clipping=self._config["renorm_clipping"],
+                                   adjustment=self._config["adjustment"])
         if first:
             self._add_regularization(outputs)
         return outputs

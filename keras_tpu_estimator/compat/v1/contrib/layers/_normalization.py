@@ -19,7 +19,9 @@ from keras import ops
 
 from keras_tpu_estimator.compat.v1 import initializers
 from keras_tpu_estimator.compat.v1 import nn
+from keras_tpu_estimator.compat.v1 import _batch_norm_step as step
 from keras_tpu_estimator.compat.v1._batch_normalization import FUSED_MIN_EPSILON
+from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope
 from keras_tpu_estimator.compat.v1.contrib.layers import _common
@@ -80,22 +82,72 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
     return activation_fn(outputs) if activation_fn is not None else outputs
 
 
-def _check_supported(batch_weights, renorm, adjustment, zero_debias_moving_mean):
-    for argument, value, default in (
-        ("batch_weights", batch_weights, None), ("renorm", renorm, False),
-        ("adjustment", adjustment, None),
-        ("zero_debias_moving_mean", zero_debias_moving_mean, False),
-    ):
-        if value is not None if default is None else bool(value):
-            raise NotImplementedError(
-                f"batch_norm({argument}={value!r}) is not supported; only "
-                f"{argument}={default!r}.")
-
-
 def _moving_average(variable, value, decay):
     """TF1's `assign_moving_average`: `variable -= (variable - value) * (1 - decay)`."""
     variable = keras_variable(variable)
-    variable.assign(variable - (variable - ops.cast(value, variable.dtype)) * (1.0 - decay))
+    variable.assign(step.moving_average(variable, value, decay))
+
+
+def _zero_debiased_moving_average(variable, value, decay):
+    """TF1's `assign_moving_average(..., zero_debias=True)`.
+
+    Two new variables in scope `<current scope>/<variable's name>` (TF1's
+    doubled path, e.g. `BatchNorm/BatchNorm/moving_mean/biased`): `biased`,
+    an average that starts at zero, and `local_step`, the number of updates;
+    the variable becomes `biased / (1 - decay ** local_step)`.
+    """
+    target = keras_variable(variable)
+    with variable_scope(target.path):
+        biased = keras_variable(get_variable(
+            "biased", target.shape, dtype=target.dtype,
+            initializer=initializers.zeros_initializer(), trainable=False))
+        local_step = keras_variable(get_variable(
+            "local_step", (), dtype=target.dtype, initializer=initializers.zeros_initializer(),
+            trainable=False))
+    new_biased = step.moving_average(biased, value, decay)
+    new_step = local_step + 1.0
+    biased.assign(new_biased)
+    local_step.assign(new_step)
+    target.assign(new_biased / (1.0 - ops.power(ops.cast(decay, target.dtype), new_step)))
+
+
+def _weighted_moments(x, axes, weights):
+    """`tf.nn.weighted_moments` of `x` over `axes`, `weights` one per example (axis 0)."""
+    weights = ops.reshape(ops.cast(weights, x.dtype), (-1,) + (1,) * (len(x.shape) - 1))
+    total = ops.sum(weights * ops.ones_like(x), axis=axes)
+    mean = ops.sum(weights * x, axis=axes) / total
+    shape = [1] * len(x.shape)
+    for a in range(len(x.shape)):
+        if a not in axes:
+            shape[a] = -1
+    centered = x - ops.reshape(mean, shape)
+    variance = ops.sum(weights * ops.square(centered), axis=axes) / total
+    return mean, variance
+
+
+def _paths(rank, fused, batch_weights, renorm, adjustment, zero_debias, in_update_ops):
+    """TF1's choice among its three implementations: 'fused', 'layer' or 'plain'.
+
+    The fused kernel for inputs of rank 2 or 4 without batch weights, renorm
+    or adjustment, when the moving mean is zero-debiased, the input is 2D
+    or the updates are made in place; `tf.layers.BatchNormalization` (itself
+    fused for 4D inputs, without renorm or adjustment) with `UPDATE_OPS`,
+    no batch weights and no zero-debiasing; hand-written moments otherwise
+    (where `adjustment` was ignored).
+
+    Raises:
+        ValueError: for `renorm` on the hand-written path (TF1's message).
+    """
+    fused = fused is None or bool(fused)
+    if fused and rank in (2, 4) and batch_weights is None and not renorm and (
+            adjustment is None) and (zero_debias or rank == 2 or not in_update_ops):
+        return "fused"
+    if batch_weights is None and in_update_ops and not zero_debias:
+        return "fused" if fused and rank == 4 and not renorm and adjustment is None else "layer"
+    if renorm:
+        raise ValueError("renorm is not supported with batch_weights, updates_collections or "
+                         "zero_debias_moving_mean")
+    return "plain"
 
 
 @add_arg_scope
@@ -118,7 +170,17 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
       values per channel); `fused=False` (or another rank) uses the biased
       one throughout;
     - parameters are float32 for float16/bfloat16 inputs, whose output
-      keeps their dtype.
+      keeps their dtype;
+    - `renorm` and `adjustment` take TF1's `tf.layers.BatchNormalization`
+      path (see `tf1.layers.batch_normalization`): `renorm` adds the model
+      variables `moving_stddev`, `renorm_mean`, `renorm_stddev`, moved by
+      `renorm_decay`; with `batch_weights`, `updates_collections` other
+      than `UPDATE_OPS` or `zero_debias_moving_mean`, `renorm` is TF1's
+      ValueError and `adjustment` is ignored, as in TF1;
+    - `batch_weights` (one per example) weight the batch's moments;
+    - `zero_debias_moving_mean` moves `moving_mean` through a zero-debiased
+      average, with TF1's variables `<scope>/<scope>/moving_mean/biased`
+      and `.../local_step`, created by the first training call.
 
     The moving statistics are updated inside the training step whatever
     `updates_collections` is: TF1's `UPDATE_OPS` (run by the program's
@@ -145,17 +207,22 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
         fused: None/True (fused where possible) or False.
         data_format: 'NHWC' or 'NCHW'.
         scope: the variable scope's name (default `BatchNorm`, made unique).
-        batch_weights, zero_debias_moving_mean, renorm, renorm_clipping,
-            renorm_decay, adjustment: only their defaults are supported.
+        batch_weights: None, or a weight per example (shape `[batch]`).
+        zero_debias_moving_mean: zero-debias the moving mean's average.
+        renorm: batch renormalization.
+        renorm_clipping: a dict of `rmax`, `rmin`, `dmax` clipping the
+            renorm correction (numbers or scalar tensors).
+        renorm_decay: the decay of the renorm statistics.
+        adjustment: None, or `adjustment(shape) -> (scale, bias)`, applied
+            in training.
 
     Returns:
         The normalized tensor.
 
     Raises:
         ValueError: for an invalid `data_format`, an `is_training` known
-            only at run time, or inputs of rank < 2.
-        NotImplementedError: for `batch_weights`, `renorm`, `adjustment` or
-            `zero_debias_moving_mean`.
+            only at run time, inputs of rank < 2, an unknown
+            `renorm_clipping` key, or `renorm` where TF1 rejected it.
 
     Example:
 
@@ -164,17 +231,18 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
         net = slim.conv2d(images, 32, [3, 3], normalizer_fn=slim.batch_norm)
     ```
     """
-    del renorm_clipping, renorm_decay
-    _check_supported(batch_weights, renorm, adjustment, zero_debias_moving_mean)
     _common.image_data_format(data_format, "batch_norm")
     training = _common.is_training_argument(is_training, "batch_norm")
+    if renorm:
+        step.check_renorm_clipping(renorm_clipping)
     with variable_scope(scope, default_name="BatchNorm", reuse=reuse):
         inputs = _common.as_tensor(inputs)
         rank = len(inputs.shape)
         if rank < 2:
             raise ValueError(f"batch_norm takes inputs of rank >= 2; received shape "
                              f"{tuple(inputs.shape)}")
-        fused = (fused is None or bool(fused)) and rank in (2, 4)
+        path = _paths(rank, fused, batch_weights, renorm, adjustment, zero_debias_moving_mean,
+                      updates_collections == GraphKeys.UPDATE_OPS)
         axis = 1 if data_format == _common.NCHW else rank - 1
         params_shape = (int(inputs.shape[axis]),)
         dtype = _common.dtype_of(inputs)
@@ -187,9 +255,10 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
                 name, params_shape, param_dtype, initializers_.get(name, default), regularizer,
                 trainable_, _common.variable_collections(variables_collections, name))
 
-        # TF1's order: the Keras layer it used for 4D inputs with UPDATE_OPS made gamma first.
-        keras_layer_order = updates_collections == GraphKeys.UPDATE_OPS and not (
-            fused and rank == 2)
+        # TF1's order: its tf.layers.BatchNormalization made gamma first.
+        keras_layer_order = path == "layer" or (
+            path == "fused" and rank == 4 and updates_collections == GraphKeys.UPDATE_OPS
+            and not zero_debias_moving_mean)
         made = {}
         for name in (("gamma", "beta") if keras_layer_order else ("beta", "gamma")):
             if (name == "beta" and center) or (name == "gamma" and scale):
@@ -198,20 +267,46 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
                 made[name] = parameter(name, default, trainable, regularizers.get(name))
         moving_mean = parameter("moving_mean", initializers.zeros_initializer(), False)
         moving_variance = parameter("moving_variance", initializers.ones_initializer(), False)
+        if renorm:
+            # TF1's layer's renorm variables: model variables outside `variables_collections`.
+            stddev_initializer = _sqrt_of(initializers_.get(
+                "moving_variance", initializers.ones_initializer()))
+            for name, initializer in (
+                    ("moving_stddev", stddev_initializer),
+                    ("renorm_mean", initializers_.get("moving_mean",
+                                                      initializers.zeros_initializer())),
+                    ("renorm_stddev", stddev_initializer)):
+                made[name] = _common.model_variable(name, params_shape, param_dtype,
+                                                    initializer, None, False)
 
         x = ops.cast(inputs, param_dtype) if dtype != param_dtype else inputs
         beta = made.get("beta", ops.zeros(params_shape, param_dtype))
         gamma = made.get("gamma", ops.ones(params_shape, param_dtype))
-        if fused:
+        updating = training and not isinstance(inputs, keras.KerasTensor)
+        mean = variance = None
+        if path == "layer" and (renorm or adjustment is not None):
+            variables = {**made, "moving_mean": moving_mean, "moving_variance": moving_variance}
+            values = {name: ops.convert_to_tensor(keras_variable(v))
+                      for name, v in variables.items()}
+            outputs, updates = step.normalize(
+                x, values, axis, epsilon, decay, training, renorm=renorm, renorm_clipping=renorm_clipping,
+                renorm_momentum=renorm_decay, adjustment=adjustment)
+            for name, value in updates.items() if updating else ():
+                target = keras_variable(variables[name])
+                target.assign(ops.cast(value, target.dtype))
+        elif path == "fused":
             outputs, mean, variance = _fused(x, gamma, beta, moving_mean, moving_variance,
                                              max(epsilon, FUSED_MIN_EPSILON), data_format,
                                              training)
         else:
             outputs, mean, variance = _plain(x, made.get("gamma"), made.get("beta"),
                                              moving_mean, moving_variance, epsilon, axis,
-                                             training)
-        if training and not isinstance(inputs, keras.KerasTensor):
-            _moving_average(moving_mean, mean, decay)
+                                             training, batch_weights)
+        if updating and mean is not None:
+            if zero_debias_moving_mean:
+                _zero_debiased_moving_average(moving_mean, mean, decay)
+            else:
+                _moving_average(moving_mean, mean, decay)
             _moving_average(moving_variance, variance, decay)
         outputs = ops.cast(outputs, dtype) if dtype != param_dtype else outputs
         return _common.finish(outputs, None, None, activation_fn, outputs_collections)
@@ -236,11 +331,26 @@ def _fused(x, gamma, beta, moving_mean, moving_variance, epsilon, data_format, t
     return outputs, mean, variance
 
 
-def _plain(x, gamma, beta, moving_mean, moving_variance, epsilon, axis, training):
-    """TF1's non-fused form: the output, the batch mean and the biased batch variance."""
+def _sqrt_of(initializer):
+    """An initializer giving the square root of `initializer`'s values (TF1's stddevs)."""
+    initializer = resolve_initializer(initializer)
+
+    def stddev_initializer(shape, dtype=None, **kwargs):
+        return ops.sqrt(initializer(shape, dtype=dtype))
+
+    return stddev_initializer
+
+
+def _plain(x, gamma, beta, moving_mean, moving_variance, epsilon, axis, training,
+           batch_weights=None):
+    """TF1's non-fused form: the output, the batch mean and the biased batch variance
+    (weighted by `batch_weights`, one per example, when given)."""
     rank = len(x.shape)
-    if training:
-        mean, variance = ops.moments(x, axes=tuple(a for a in range(rank) if a != axis))
+    axes = tuple(a for a in range(rank) if a != axis)
+    if training and batch_weights is not None:
+        mean, variance = _weighted_moments(x, axes, _common.as_tensor(batch_weights))
+    elif training:
+        mean, variance = ops.moments(x, axes=axes)
     else:
         mean, variance = moving_mean, moving_variance
     shape = [1] * rank
