@@ -141,7 +141,23 @@ def test_a_stop_requested_at_a_step_ends_every_hooks_runs_there(tmp_path):
     est = probe_estimator(tmp_path, use_tpu=False)
     est.train(x_input, hooks=[stopper, counter], max_steps=8)
     assert [s for s, in counter.seen] == [0, 1, 2]  # Runs of steps 0, 1, 2, then the stop.
-    assert est.get_variable_value("global_step") == 4  # The loop ran on the device to its end.
+
+
+def test_a_stop_requested_mid_loop_leaves_the_model_at_that_step(tmp_path):
+    est = probe_estimator(tmp_path, use_tpu=False)  # Loops of 4 steps.
+    est.train(x_input, hooks=[Probe(stop_at=1)], max_steps=8)
+    # TensorFlow ran steps 0 and 1 (the stop's), then saved: global step 2.
+    assert est.get_variable_value("global_step") == 2
+    assert est.latest_checkpoint().endswith("model.ckpt-2")
+    np.testing.assert_allclose(est.get_variable_value("w"), 1.0 - 0.1 * 2, rtol=1e-6)
+    est.train(x_input, max_steps=4)  # Training resumes from there, in loops of 4 again.
+    assert est.get_variable_value("global_step") == 4
+
+
+def test_a_stop_at_a_loops_last_step_keeps_the_loop(tmp_path):
+    est = probe_estimator(tmp_path, use_tpu=False)
+    est.train(x_input, hooks=[Probe(stop_at=3)], max_steps=8)
+    assert est.get_variable_value("global_step") == 4
 
 
 SUMMARY_STEPS = {  # (use_tpu, loop) -> (loss, global_step/sec) steps of max_steps=10, n=3, 4

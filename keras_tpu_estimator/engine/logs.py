@@ -20,7 +20,10 @@ run of a loop of many records it as `LOOP_STOP_RUN` (`"loop_stop_run"`), so
 that the callbacks after it see the runs up to that one only. The loop keys go only to
 callbacks that ask for them with the class attribute `reads_loop_logs = True`
 (the estimator's hooks, checkpoint saver and summaries): Keras's callbacks get
-scalar logs. Epoch logs (and so `History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
+scalar logs. A stop requested at a run before a training loop's last
+rewinds the model to the end of that run (`LoopCallbackList.rewind`, set by
+the loop's owner) before the callbacks after the hook run, as TensorFlow
+stopped there. Epoch logs (and so `History`) hold only the scalars. `predict` passes `{"outputs": ...}` to
 `on_predict_batch_end`, as Keras does.
 """
 
@@ -53,7 +56,25 @@ class LoopCallbackList(keras.callbacks.CallbackList):
     Keras's callbacks (TensorBoard, CSVLogger, the progress bar, ...) expect
     scalar logs: they get `without_loop_keys(logs)`. A callback with the class
     attribute `reads_loop_logs = True` gets the whole logs, first.
+
+    Attributes:
+        rewind: None, or `rewind(steps)` from the training loop's owner: it
+            winds the model back to the end of the first `steps` steps of
+            the loop just run. Called once, right after the reader whose
+            hook requested a stop at a run before the loop's last
+            (`LOOP_STOP_RUN`), so that the callbacks after it see the model
+            as TensorFlow left it; the logs then report the loop's first
+            `steps` steps (`LOOP_LOSSES`, `LOOP_RUNS`).
     """
+
+    rewind = None
+
+    def may_stop_mid_loop(self):
+        """Whether a callback may request a stop within a training loop
+        (one with `stops_mid_loop` true): the loop's owner then keeps the
+        loop's starting state, to `rewind` to."""
+        return self.rewind is not None and any(
+            getattr(c, "stops_mid_loop", False) for c in self.callbacks)
 
     def on_train_batch_end(self, batch, logs=None):
         with self._readers_first("on_train_batch_end", batch, logs=logs) as plain:
@@ -78,8 +99,18 @@ class LoopCallbackList(keras.callbacks.CallbackList):
         logs = logs or {}
         everyone = self.callbacks
         readers = [c for c in everyone if reads_loop_logs(c)]
+        rewound = method != "on_train_batch_end" or self.rewind is None
         for callback in readers:
             getattr(callback, method)(*args, logs=logs)
+            if not rewound and logs.get(LOOP_STOP_RUN) is not None:
+                rewound = True
+                losses = np.asarray(logs[LOOP_LOSSES]).reshape(-1)
+                run = int(logs[LOOP_STOP_RUN])
+                stop = run_steps(run, int(logs[LOOP_RUNS]), len(losses))[1]
+                if stop < len(losses):
+                    self.rewind(stop)
+                    # The logs now report the loop as rewound: `stop` steps.
+                    logs[LOOP_LOSSES], logs[LOOP_RUNS] = losses[:stop], run + 1
         # With readers, Keras dispatches synchronously (they override the
         # batch hook), so the narrowed list is the one the block uses.
         self.callbacks = [c for c in everyone if not reads_loop_logs(c)]

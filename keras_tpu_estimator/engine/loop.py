@@ -31,6 +31,7 @@ from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.spec import ModeKeys
+from keras_tpu_estimator.summary import traced as traced_summaries
 
 STACKED, INDEXED, SINGLE, GATHERED = "stacked", "indexed", "single", "gathered"
 # An EVAL loop's outputs: the metrics' results after it (`{name: value}`).
@@ -206,6 +207,7 @@ class LoopRunner:
         self.device_loop = device_loop
         self._chosen = {}
         self._programs = LoopPrograms()
+        self._start = None  # (mode, chunk, resident, state) of a loop kept for `rewind`.
 
     @property
     def _mesh(self):
@@ -235,11 +237,18 @@ class LoopRunner:
             jaxpr = jax.make_jaxpr(step)(state, *args)
         return "conv_general_dilated" in str(jaxpr)
 
-    def run(self, mode, chunk, resident=None):
+    def run(self, mode, chunk, resident=None, keep_start=False):
         """Runs `chunk` (an `inputs.sources.Chunk`) in `mode`; returns the per-step outputs.
 
-        With `resident` data, the chunk holds example indices into it.
+        With `resident` data, the chunk holds example indices into it. With
+        `keep_start`, a copy of the state before the loop is kept for
+        `rewind`.
         """
+        self._start = None
+        if keep_start:
+            with self.distribution.scope():
+                state = state_lib.read(self._parts.variables(mode))
+                self._start = (mode, chunk, resident, jax.tree.map(jnp.copy, state))
         if chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST:
             return self._run_on_host(mode, chunk, resident)
         if resident is not None:
@@ -259,6 +268,20 @@ class LoopRunner:
         if results is not None:
             outputs[METRIC_RESULTS] = results
         return outputs
+
+    def rewind(self, steps):
+        """Winds the variables back to the end of step `steps` of the last loop.
+
+        The loop (run with `keep_start`) is run again from its starting
+        state for its first `steps` steps, through the program it compiled;
+        the summaries `model_fn` makes are not written again.
+        """
+        mode, chunk, resident, state = self._start
+        self._start = None
+        with self.distribution.scope():
+            state_lib.write(self._parts.variables(mode), state)
+        with traced_summaries.muted():
+            jax.block_until_ready(self.run(mode, chunk._replace(steps=steps), resident))
 
     def done_marker(self, mode, outputs):
         """What is ready once the loop that returned `outputs` has run.

@@ -220,8 +220,9 @@ class HookCallback(keras.callbacks.Callback):
     Keras's flags: the model stops after the current loop's callbacks. With
     runs of one step, the hook is called for no later step of the loop, nor
     are the callbacks after it (`LOOP_STOP_RUN`); the loop itself ran on the
-    device to its end, so the model's weights and global step are the
-    loop's last.
+    device to its end, and is then rewound (`engine.logs.LoopCallbackList`):
+    the model's weights and global step are those of the run that stopped,
+    as TensorFlow left them.
 
     The hook may define any subset of the `SessionRunHook` methods.
 
@@ -257,6 +258,8 @@ class HookCallback(keras.callbacks.Callback):
             )
         self.hook = hook
         self.mode = mode
+        # A training hook may stop mid-loop: the loop keeps its start to rewind to.
+        self.stops_mid_loop = mode == ModeKeys.TRAIN
         self._session = None
         self._context = None
         self._request = None

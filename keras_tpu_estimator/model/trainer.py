@@ -60,10 +60,13 @@ class LoopTrainer:
         steps = 0
         in_flight = collections.deque()
         chunk = first if first is not None else next(chunks, None)
+        if mode == TRAIN:
+            callbacks.rewind = self._runner.rewind  # A hook's stop mid-loop (`LOOP_STOP_RUN`).
         while chunk is not None:
             begin(steps)
             started = time.perf_counter()
-            outputs = self._runner.run(mode, chunk, resident)
+            keep_start = mode == TRAIN and self._runs(chunk) > 1 and callbacks.may_stop_mid_loop()
+            outputs = self._runner.run(mode, chunk, resident, keep_start=keep_start)
             in_flight.append(self._runner.done_marker(mode, outputs))
             if len(in_flight) > _MAX_LOOPS_IN_FLIGHT:
                 jax.block_until_ready(in_flight.popleft())

@@ -94,6 +94,20 @@ _worker_lock = threading.Lock()
 _worker = []  # The writing thread, once started.
 
 
+_muted = [0]
+
+
+@contextlib.contextmanager
+def muted():
+    """Inside the block, summaries the steps hand over are dropped: steps run
+    again (a loop rewound to a hook's stop) wrote theirs the first time."""
+    _muted[0] += 1
+    try:
+        yield
+    finally:
+        _muted[0] -= 1
+
+
 def _hand_over(logdir, build, step, arrays):
     """The device callback: queues the summary for the writing thread, and returns.
 
@@ -102,6 +116,8 @@ def _hand_over(logdir, build, step, arrays):
     a CPU-only machine, are the very threads running the step (the others
     waiting for this one): reading them here could stop the step forever.
     """
+    if _muted[0]:
+        return
     with _worker_lock:
         if not _worker:
             thread = threading.Thread(target=_work, name="kte-summary-writer", daemon=True)
