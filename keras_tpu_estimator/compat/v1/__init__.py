@@ -42,6 +42,7 @@ from keras_tpu_estimator.compat.v1 import feature_column  # noqa: F401
 from keras_tpu_estimator.compat.v1 import image  # noqa: F401
 from keras_tpu_estimator.compat.v1 import initializers  # noqa: F401
 from keras_tpu_estimator.compat.v1 import layers  # noqa: F401
+from keras_tpu_estimator.compat.v1 import linalg  # noqa: F401
 from keras_tpu_estimator.compat.v1 import logging  # noqa: F401
 from keras_tpu_estimator.compat.v1 import losses  # noqa: F401
 from keras_tpu_estimator.compat.v1 import math  # noqa: F401
@@ -94,6 +95,9 @@ from keras_tpu_estimator.compat.v1.control_flow import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.math_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.random_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.scatter_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.segment_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.space_ops import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1.linalg_ops import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1.image import random_crop  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import numpy_function  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import py_func  # noqa: F401
@@ -121,6 +125,7 @@ from keras_tpu_estimator.compat.v1.training_ops import global_norm  # noqa: F401
 from keras_tpu_estimator.compat.v1.training_ops import gradients  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.training_ops import group  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.training_ops import no_op  # noqa: F401,E402
+from keras_tpu_estimator.compat.v1.state_ops import *  # noqa: F401,F403,E402
 
 # Keep last: every function of the namespace runs TensorFlow's own where it is
 # called on TensorFlow tensors (a `Dataset.map` function), see `_sides`.

@@ -9,10 +9,13 @@ accuracy = tf1.div_no_nan(correct, total)
 ```
 """
 
+import jax
+import jax.numpy as jnp
 from keras import ops
 
 from keras_tpu_estimator.compat.v1 import dtypes
 # Private aliases: `math_ops` is star-imported into `compat.v1`.
+from keras_tpu_estimator.compat.v1._op_helpers import as_tensor as _as_tensor
 from keras_tpu_estimator.compat.v1._op_helpers import axis_argument as _axis
 from keras_tpu_estimator.compat.v1._op_helpers import keepdims_argument as _keepdims
 from keras_tpu_estimator.compat.v1._op_helpers import unary_op as _unary
@@ -77,34 +80,6 @@ def _shift_right(x, axis):
     return ops.concatenate([ones, head], axis=axis)
 
 
-def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
-    """Sums of the rows of `data` per id of `segment_ids` (`num_segments` rows)."""
-    return ops.segment_sum(data, ops.cast(segment_ids, "int32"), num_segments=int(num_segments))
-
-
-def unsorted_segment_max(data, segment_ids, num_segments, name=None):
-    """Maxima of the rows of `data` per id of `segment_ids` (`num_segments` rows)."""
-    return ops.segment_max(data, ops.cast(segment_ids, "int32"), num_segments=int(num_segments))
-
-
-def segment_sum(data, segment_ids, name=None):
-    """Sums of the rows of `data` per sorted id; the number of segments must be static.
-
-    Raises:
-        ValueError: for `segment_ids` known only inside the compiled step.
-    """
-    try:
-        num_segments = int(max(ops.convert_to_numpy(segment_ids).reshape(-1))) + 1
-    except Exception as error:
-        raise ValueError(
-            "segment_sum() needs segment ids known when the step compiles (its "
-            "output size depends on them): use unsorted_segment_sum with "
-            "num_segments."
-        ) from error
-    return ops.segment_sum(data, ops.cast(segment_ids, "int32"), num_segments=num_segments,
-                           sorted=True)
-
-
 def log_sigmoid(x, name=None):
     """`log(sigmoid(x))`, computed stably."""
     return ops.log_sigmoid(x)
@@ -121,6 +96,58 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     if direction == "DESCENDING":
         return ops.cast(ops.argsort(ops.negative(values), axis=axis), "int32")
     return ops.cast(ops.argsort(values, axis=axis), "int32")
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type="int32", name=None):
+    """Where each of `values` would go in the sorted last axis of `sorted_sequence`.
+
+    Args:
+        sorted_sequence: a tensor sorted ascending along its last axis.
+        values: a tensor with `sorted_sequence`'s leading axes (its last
+            axis may differ).
+        side: 'left' (the first position at which a value fits) or 'right'
+            (the last).
+        out_type: int32 (default) or int64 (computed in 32 bits without x64).
+        name: ignored.
+
+    Returns:
+        Integer indices of `values`' shape.
+
+    Raises:
+        ValueError: for another `side`, or leading axes that differ.
+
+    Example:
+
+    ```python
+    bucket = tf1.searchsorted(boundaries, lengths, side="right")
+    ```
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted(): side must be 'left' or 'right'. Received: {side!r}")
+    sequence, values = _as_tensor(sorted_sequence), _as_tensor(values)
+    if not sequence.shape or len(sequence.shape) != len(values.shape) or (
+            tuple(sequence.shape[:-1]) != tuple(values.shape[:-1])):
+        raise ValueError("searchsorted(): sorted_sequence and values must have the same rank "
+                         "(at least 1) and the same leading axes. Received shapes: "
+                         f"{tuple(sequence.shape)} and {tuple(values.shape)}")
+    found = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
+        sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1]))
+    out_type = str(dtypes.as_dtype(out_type))
+    return ops.cast(found.reshape(values.shape), "int32" if out_type == "int64" else out_type)
+
+
+def scalar_mul(scalar, x, name=None):
+    """`scalar * x`, the scalar converted to `x`'s dtype.
+
+    Raises:
+        ValueError: for a `scalar` that is not 0-D.
+        TypeError: for a Python float given an integer `x`.
+    """
+    x = _as_tensor(x)
+    scalar = _as_tensor(scalar, x.dtype)
+    if scalar.shape:
+        raise ValueError(f"scalar_mul(): scalar must be 0-D. Received shape: {tuple(scalar.shape)}")
+    return scalar * x
 
 
 def tensordot(a, b, axes, name=None):
@@ -159,7 +186,8 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
     return add_n(inputs)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("ops", "dtypes")]
+__all__ = [n for n in dir() if not n.startswith("_")
+           and n not in ("ops", "dtypes", "jax", "jnp")]
 
 # Every op runs in the symbolic build pass as in the step (see `_symbolic`).
 _symbolic_ops(globals())

@@ -398,6 +398,11 @@ from keras_tpu_estimator.compat.v1._nn_moments import convolution  # noqa: E402,
 from keras_tpu_estimator.compat.v1._nn_moments import normalize_moments  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._nn_moments import sufficient_statistics  # noqa: E402,F401
 
+# Block rearrangements, also at the top level (`space_ops`).
+from keras_tpu_estimator.compat.v1.space_ops import depth_to_space  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1.space_ops import space_to_batch  # noqa: E402,F401
+from keras_tpu_estimator.compat.v1.space_ops import space_to_depth  # noqa: E402,F401
+
 # Recurrent cells (`tf.nn.rnn_cell`) and loops; after `_symbolic_ops`: they create variables.
 from keras_tpu_estimator.compat.v1._rnn import rnn_cell  # noqa: E402,F401
 from keras_tpu_estimator.compat.v1._rnn.loops import bidirectional_dynamic_rnn  # noqa: E402,F401

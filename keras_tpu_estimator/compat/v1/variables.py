@@ -43,6 +43,8 @@ from keras_tpu_estimator.compat.v1 import initializers
 from keras_tpu_estimator.model_fn import store as store_lib
 # A private alias: the converter reads this module's public names as TF1's.
 from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer as _resolve_initializer
+from keras_tpu_estimator.compat.v1._op_helpers import computed_dtype as _computed_dtype
+from keras_tpu_estimator.compat.v1._op_helpers import inferred_dtype as _inferred_dtype
 # The views and collections, exported here as they always were.
 from keras_tpu_estimator.model_fn.tensor_shape import TensorShape  # noqa: F401
 from keras_tpu_estimator.compat.v1._variable_views import VariableView  # noqa: F401
@@ -342,7 +344,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         name: the name inside the current scope (may contain `/`).
         shape: the shape (list or tuple of ints); omit with a constant
             `initializer`.
-        dtype: a `tf1` dtype or dtype name.
+        dtype: a `tf1` dtype or dtype name; default: a constant `initializer`'s own
+            (TF's inference: `[1, 2]` int32), else the scope's (float32).
         initializer: an initializer (object or class), a callable
             `(shape, dtype)`, or a constant array.
         regularizer: `fn(variable) -> scalar`, added to
@@ -390,10 +393,14 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         )
     current = get_variable_scope()
     full = _join(_keras_internals.variable_scope_path(), name.strip("/"))
+    initializer = initializer if initializer is not None else current.initializer
+    if dtype is None and _is_constant(initializer):
+        # As TF1: a constant initializer gives the variable its own dtype (int ids stay ints).
+        dtype = _computed_dtype(_inferred_dtype(initializer))
     kwargs = dict(
         shape=None if shape is None else tuple(int(d) for d in shape),
         dtype=dtype if dtype is not None else current.dtype,
-        initializer=initializer if initializer is not None else current.initializer,
+        initializer=initializer,
         regularizer=regularizer if regularizer is not None else current.regularizer,
         trainable=trainable,
     )
@@ -401,6 +408,12 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if getter is not None:
         return getter(_true_getter, full, **kwargs)
     return _true_getter(full, **kwargs)
+
+
+def _is_constant(initializer):
+    """Whether `initializer` is a value (an array, a list, a number), not an initializer."""
+    return initializer is not None and not callable(initializer) and not isinstance(
+        initializer, (str, type))
 
 
 @contextlib.contextmanager
