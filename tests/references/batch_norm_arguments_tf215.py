@@ -75,6 +75,10 @@ LAYER_CASES = [
      {"renorm": True, "center": False, "epsilon": 1e-2, "renorm_momentum": 0.9}),
     ("renorm_axis1_3d", (4, 3, 5), {"renorm": True, "axis": 1, "renorm_clipping": {"rmin": 0.99}}),
     ("virtual_2d", (8, 3), {"virtual_batch_size": 4, "momentum": 0.9}),
+    # trainable=False: training normalizes with the batch's moments and updates nothing.
+    ("frozen_fused_4d", (4, 3, 3, 2), {"trainable": False, "momentum": 0.9}),
+    ("frozen_2d", (6, 3), {"trainable": False, "fused": False}),
+    ("frozen_renorm_2d", (6, 3), {"trainable": False, "renorm": True}),
     ("virtual_4d", (8, 2, 2, 3), {"virtual_batch_size": 2, "momentum": 0.8}),
     ("virtual_fused_axis1_4d", (4, 3, 2, 2),
      {"virtual_batch_size": 2, "axis": 1, "fused": True, "momentum": 0.8}),

@@ -130,11 +130,15 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
         """
         if self._extended():
             return self._extended_call(inputs, training, mask, renorm_clipping, adjustment)
-        if not self._is_fused(inputs):
+        fused = self._is_fused(inputs)
+        if not fused and (self.trainable or not training):
             return super().call(inputs, training=training, mask=mask)
+        # TF1's layer: `training` picks the batch's moments whether or not the
+        # layer is `trainable`; a frozen layer only never updates its moving ones.
         inputs = keras.ops.cast(inputs, keras.backend.result_type(inputs.dtype, "float32"))
-        if training and self.trainable:
+        if training:
             mean, variance = _keras_internals.batch_moments(self, inputs, mask)
+        if training and self.trainable:
             axes = _keras_internals.batch_reduction_axes(self)
             n = math.prod(inputs.shape[a] for a in axes)
             unbiased = variance * (n / max(n - 1, 1))
@@ -147,7 +151,7 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
                 keras.ops.cast(self.moving_variance, inputs.dtype) * momentum
                 + unbiased * (1.0 - momentum)
             )
-        else:
+        elif not training:
             mean = keras.ops.cast(self.moving_mean, inputs.dtype)
             variance = keras.ops.cast(self.moving_variance, inputs.dtype)
         outputs = keras.ops.batch_normalization(
@@ -155,7 +159,7 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
             offset=keras.ops.cast(self.beta, inputs.dtype) if self.center else None,
             scale=keras.ops.cast(self.gamma, inputs.dtype) if self.scale else None,
             # TF1's fused kernel raises epsilon to 1.001e-5 at least (cuDNN's minimum).
-            epsilon=max(self.epsilon, FUSED_MIN_EPSILON),
+            epsilon=max(self.epsilon, FUSED_MIN_EPSILON) if fused else self.epsilon,
         )
         return keras.ops.cast(outputs, self.compute_dtype)
 
@@ -169,7 +173,7 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
         names += list(step.RENORM_VARIABLES) if self.tf1_renorm else []
         values = {name: None if getattr(self, name, None) is None
                   else keras.ops.cast(getattr(self, name), inputs.dtype) for name in names}
-        training = bool(training) and self.trainable
+        training = bool(training)
         outputs, updates = step.normalize(
             inputs, values, self.axis, self.epsilon, self.momentum, training,
             renorm=self.tf1_renorm,
@@ -177,7 +181,7 @@ class TF1BatchNormalization(keras.layers.BatchNormalization):
             renorm_momentum=self.renorm_momentum, virtual_batch_size=self.virtual_batch_size,
             adjustment=self.adjustment if adjustment is None else adjustment,
         )
-        for name, value in updates.items():
+        for name, value in updates.items() if self.trainable else ():  # Frozen: no updates.
             variable = getattr(self, name)
             variable.assign(keras.ops.cast(value, variable.dtype))
         return keras.ops.cast(outputs, self.compute_dtype)
