@@ -241,3 +241,81 @@ def test_a_host_call_function_model_fn_returns_stays_on_the_host():
         """)
     assert "        tf2.summary.scalar('loss', loss[0], step=gs[0])\n" in result.source
     assert [c for c in result.changes if c.level != "INFO"] == []
+
+
+# Preprocessing shared by input_fn and model_fn, as MnasNet's and EfficientNet's.
+SHARED_PREPROCESSING = textwrap.dedent("""\
+    import tensorflow.compat.v1 as tf
+
+    def preprocess(image_bytes, size):
+        shape = tf.image.extract_jpeg_shape(image_bytes)
+        begin, crop, _ = tf.image.sample_distorted_bounding_box(
+            shape, [[[0.0, 0.0, 1.0, 1.0]]], min_object_covered=0.1, area_range=(0.5, 1.0))
+        y, x, _ = tf.unstack(begin)
+        h, w, _ = tf.unstack(crop)
+        image = tf.image.decode_and_crop_jpeg(image_bytes, tf.stack([y, x, h, w]), channels=3)
+        image = tf.image.resize_bicubic([image], [size, size])[0]
+        return tf.image.random_hue(image / 255.0, 0.1)
+    """)
+SHARED_MAIN = textwrap.dedent("""\
+    import tensorflow.compat.v1 as tf
+    import preprocessing
+
+    def input_fn(params):
+        return tf.data.TFRecordDataset(params["files"]).map(
+            lambda b: preprocessing.preprocess(b, 8))
+
+    def model_fn(features, labels, mode, params):
+        images = preprocessing.preprocess(features, 8)
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(images))
+    """)
+
+
+def _shared_preprocessing():
+    return convert.convert_sources(
+        {"main": SHARED_MAIN, "preprocessing": SHARED_PREPROCESSING})["preprocessing"]
+
+
+def test_input_side_image_ops_in_shared_preprocessing_are_warnings_not_errors():
+    result = _shared_preprocessing()
+    assert not result.errors
+    warnings = reported(result, "WARNING")
+    assert [line for line, _ in warnings] == [4, 9]
+    for (_, message), name in zip(warnings, ["extract_jpeg_shape", "decode_and_crop_jpeg"]):
+        assert message.startswith(f"'tf.image.{name}' reads encoded image bytes")
+        assert "runs TensorFlow's op where the input pipeline calls it" in message
+        assert "raises TypeError where model_fn calls it" in message
+    for name in ("extract_jpeg_shape", "sample_distorted_bounding_box", "decode_and_crop_jpeg",
+                 "resize_bicubic", "random_hue"):
+        assert f"tf1.image.{name}(" in result.source
+
+
+def _graph_op_types(source):
+    import numpy as np
+    import tensorflow as tf
+
+    namespace = {}
+    exec(compile(source, "<preprocessing>", "exec"), namespace)
+    jpeg = tf.io.encode_jpeg(np.full((12, 10, 3), 100, np.uint8)).numpy()
+    with tf.Graph().as_default() as graph:
+        image = namespace["preprocess"](tf.constant(jpeg), 8)
+    assert image.shape == (8, 8, 3)
+    return [op.type for op in graph.get_operations()]
+
+
+def test_converted_shared_preprocessing_builds_tensorflows_graph_in_the_input_pipeline():
+    assert _graph_op_types(_shared_preprocessing().source) == _graph_op_types(
+        SHARED_PREPROCESSING)
+
+
+def test_converted_shared_preprocessing_in_model_fn_says_to_decode_in_input_fn():
+    import jax.numpy as jnp
+
+    import keras_tpu_estimator as kte
+    from keras_tpu_estimator.model_fn import store as store_lib
+
+    namespace = {}
+    exec(compile(_shared_preprocessing().source, "<preprocessing>", "exec"), namespace)
+    with store_lib.model_fn_call(store_lib.VariableStore(), kte.ModeKeys.TRAIN, True, 0, True):
+        with pytest.raises(TypeError, match="extract_jpeg_shape reads encoded image bytes"):
+            namespace["preprocess"](jnp.zeros((2,), "uint8"), 8)

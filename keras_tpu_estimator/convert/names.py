@@ -456,6 +456,20 @@ def compat_v1_supports(name):
 
 
 @functools.lru_cache(maxsize=None)
+def compat_v1_input_only(name):
+    """What canonical `name` (`"tf.image.decode_jpeg"`) does with bytes strings when it is
+    a `compat.v1` function of the input pipeline only (`"reads encoded image bytes"`),
+    else None: model_fn cannot hold bytes, and given TensorFlow tensors the function
+    runs TensorFlow's."""
+    if not compat_v1_supports(name):
+        return None
+    value = importlib.import_module(TF1_MODULE)
+    for part in name[3:].split("."):
+        value = getattr(value, part)
+    return getattr(value, "input_only", None)
+
+
+@functools.lru_cache(maxsize=None)
 def compat_v1_is_module(path):
     """Whether `keras_tpu_estimator.compat.v1`'s `path` is a module."""
     value = importlib.import_module(TF1_MODULE)

@@ -217,6 +217,13 @@ class ModuleRewriter(imports_lib.ImportEdits, idioms_lib.Idioms):
             ):
                 self.uses.add(names_lib.TF1)
                 self.replace(prefix_node, _PLACEHOLDER[names_lib.TF1] + name[2:], original)
+                bytes_use = names_lib.compat_v1_input_only(name)
+                if on_model and not self.unreached and bytes_use:
+                    self.report(node, "WARNING", (
+                        f"'{full}' {bytes_use}, which only TensorFlow holds: tf1{name[2:]} "
+                        "runs TensorFlow's op where the input pipeline calls it, and raises "
+                        "TypeError where model_fn calls it (decode in input_fn and give "
+                        "model_fn the images)"))
                 return True
         in_model_fn = on_model and not self.unreached and not host_only
         if in_model_fn and any(names_lib.is_under(full, s) for s in stand_ins.TF2_SUMMARIES):

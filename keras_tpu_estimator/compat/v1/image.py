@@ -1,12 +1,17 @@
-"""`tf.image`: flips, crops, resizing and colour adjustments of TF1's `tf.image`.
+"""`tf.image`: TF1's flips, crops, resizing, colour and box ops, and its codecs by name.
 
 Images are `[height, width, channels]` or batches `[n, height, width,
 channels]`, as in TF1; integer images hold `[0, MAX]`, float images `[0, 1)`.
-The random ones (`random_flip_left_right`, `random_crop`, `random_brightness`,
-`random_contrast`) draw from the model's seed generator, as `tf1.random_uniform`
+This module holds the flips and crops and assembles the namespace from
+`_image_resize` (`resize_images` with TF1's four methods, `crop_and_resize`),
+`_image_color` (brightness, contrast, hue, saturation, HSV, grayscale),
+`_image_boxes` (`sample_distorted_bounding_box`) and `_image_codecs`
+(`decode_jpeg` and the other encoded-image ops, for the input pipeline only).
+
+The random ops draw from the model's seed generator, as `tf1.random_uniform`
 does; their `seed` is accepted and ignored. Given TensorFlow tensors (a
-`Dataset.map` function), each runs TensorFlow's own (see `_sides`), so an
-augmentation shared by `input_fn` and `model_fn` works on both.
+`Dataset.map` function), each function runs TensorFlow's own (see `_sides`),
+so an augmentation shared by `input_fn` and `model_fn` works on both.
 
 ```python
 image = tf1.image.random_flip_left_right(image)
@@ -20,34 +25,21 @@ import jax.numpy as jnp
 import keras
 import numpy as np
 
-from keras_tpu_estimator.compat.v1 import dtypes
+from keras_tpu_estimator.compat.v1._image_boxes import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1._image_codecs import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1._image_color import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1._image_resize import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1 import _image_boxes
+from keras_tpu_estimator.compat.v1 import _image_codecs
+from keras_tpu_estimator.compat.v1 import _image_color
+from keras_tpu_estimator.compat.v1 import _image_resize
+from keras_tpu_estimator.compat.v1._image_common import check_image as _check_image
+from keras_tpu_estimator.compat.v1._image_common import convert_image_dtype  # noqa: F401
+from keras_tpu_estimator.compat.v1._image_common import spatial_axis as _axis
 from keras_tpu_estimator.compat.v1._sides import run_where_called as _run_where_called
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_call as _symbolic_call
 from keras_tpu_estimator.compat.v1._symbolic import symbolic_ops as _symbolic_ops
 from keras_tpu_estimator.model_fn import store as _store
-
-
-class ResizeMethod:
-    """TF1's resize methods (`tf.image.ResizeMethod`)."""
-
-    BILINEAR = 0
-    NEAREST_NEIGHBOR = 1
-    BICUBIC = 2
-    AREA = 3
-
-
-def _check_image(image, name):
-    if len(image.shape) not in (3, 4):
-        raise ValueError(
-            f"`{name}` needs an image of rank 3 (HWC) or 4 (NHWC). "
-            f"Received: image of shape {tuple(image.shape)}"
-        )
-    return len(image.shape) == 4
-
-
-def _axis(image, axis):
-    """The axis of the image's height (0) or width (1), batched or not."""
-    return axis + 1 if len(image.shape) == 4 else axis
 
 
 # -- Flips and transposes. ----------------------------------------------------
@@ -171,186 +163,18 @@ def random_crop(value, size, seed=None, name=None):
     return _symbolic_call(crop, value)
 
 
-# -- Resizing (TF1's corner-aligned coordinates, not half-pixel centres). -----
-
-
-def _source_coordinates(in_size, out_size, align_corners):
-    if align_corners and out_size > 1:
-        scale = (in_size - 1) / (out_size - 1)
-    else:
-        scale = in_size / out_size
-    return jnp.arange(out_size, dtype="float32") * np.float32(scale)
-
-
-def _resize_axis(image, axis, out_size, method, align_corners):
-    in_size = image.shape[axis]
-    coords = _source_coordinates(in_size, out_size, align_corners)
-    if method == ResizeMethod.NEAREST_NEIGHBOR:
-        index = jnp.round(coords) if align_corners else jnp.floor(coords)
-        return jnp.take(image, jnp.minimum(index.astype("int32"), in_size - 1), axis=axis)
-    low = jnp.floor(coords)
-    high = jnp.minimum(low + 1, in_size - 1).astype("int32")
-    shape = [1] * len(image.shape)
-    shape[axis] = out_size
-    fraction = jnp.reshape(coords - low, shape)
-    low = jnp.take(image, low.astype("int32"), axis=axis)
-    return low + (jnp.take(image, high, axis=axis) - low) * fraction
-
-
-def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
-                  preserve_aspect_ratio=False, name=None):
-    """`images` resized to `size` `[height, width]` as TF1 resized them.
-
-    `BILINEAR` returns float32, `NEAREST_NEIGHBOR` keeps the dtype; an image
-    already of `size` is returned as it is.
-
-    Raises:
-        ValueError: for `BICUBIC`, `AREA` or `preserve_aspect_ratio`.
-    """
-    method = {"bilinear": 0, "nearest": 1}.get(method, method)
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR) or \
-            preserve_aspect_ratio:
-        raise ValueError(
-            "compat.v1 image resizing supports BILINEAR and NEAREST_NEIGHBOR without "
-            f"preserve_aspect_ratio. Received: method={method!r}, "
-            f"preserve_aspect_ratio={preserve_aspect_ratio!r}"
-        )
-    height, width = (int(s) for s in size)
-    top, left = _axis(images, 0), _axis(images, 1)
-    if (images.shape[top], images.shape[left]) == (height, width):
-        return images
-    if method == ResizeMethod.BILINEAR:
-        images = images.astype("float32")
-    images = _resize_axis(images, top, height, method, align_corners)
-    return _resize_axis(images, left, width, method, align_corners)
-
-
-resize = resize_images
-
-
-def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """`resize_images` with `BILINEAR` (half-pixel centres are not supported)."""
-    _no_half_pixel_centers(half_pixel_centers)
-    return resize_images(images, size, ResizeMethod.BILINEAR, align_corners)
-
-
-def resize_nearest_neighbor(images, size, align_corners=False, name=None,
-                            half_pixel_centers=False):
-    """`resize_images` with `NEAREST_NEIGHBOR` (half-pixel centres are not supported)."""
-    _no_half_pixel_centers(half_pixel_centers)
-    return resize_images(images, size, ResizeMethod.NEAREST_NEIGHBOR, align_corners)
-
-
-def _no_half_pixel_centers(half_pixel_centers):
-    if half_pixel_centers:
-        raise ValueError("compat.v1 image resizing does not support half_pixel_centers=True: "
-                         "use keras.ops.image.resize.")
-
-
-# -- Colour. ------------------------------------------------------------------
-
-
-def convert_image_dtype(image, dtype, saturate=False, name=None):
-    """`image` in `dtype`, rescaled: integers span `[0, MAX]`, floats `[0, 1)`."""
-    source, target = dtypes.as_dtype(image.dtype), dtypes.as_dtype(dtype)
-    if source == target:
-        return image
-    if source.is_floating and target.is_floating:
-        return image.astype(target)
-    if source.is_integer and target.is_floating:
-        return image.astype(target) * np.array(1.0 / source.max, target)
-    if source.is_floating:
-        scaled = image * np.array(target.max + 0.5, source)
-        if saturate:
-            scaled = jnp.clip(scaled, target.min, target.max)
-        return scaled.astype(target)
-    scale_in, scale_out = int(source.max) + 1, int(target.max) + 1
-    if scale_in > scale_out:
-        return (image // (scale_in // scale_out)).astype(target)
-    return image.astype(target) * np.array(scale_out // scale_in, target)
-
-
-def _in_float(image, adjust):
-    dtype = dtypes.as_dtype(image.dtype)
-    floats = image if dtype in ("float16", "float32") else convert_image_dtype(image, "float32")
-    return convert_image_dtype(adjust(floats), dtype, saturate=True)
-
-
-def adjust_brightness(image, delta):
-    """`image` plus `delta` (computed in floats for integer images, then saturated)."""
-    return _in_float(image, lambda x: x + jnp.asarray(delta, x.dtype))
-
-
-def adjust_contrast(images, contrast_factor):
-    """Each channel moved away from its mean by `contrast_factor`: `(x - mean) * f + mean`."""
-
-    def adjust(x):
-        mean = jnp.mean(x, axis=(-3, -2), keepdims=True)
-        return (x - mean) * jnp.asarray(contrast_factor, x.dtype) + mean
-
-    return _in_float(images, adjust)
-
-
-def per_image_standardization(image):
-    """`(x - mean) / max(stddev, 1 / sqrt(pixels))` per image, in float32."""
-    image = image.astype("float32")
-    pixels = np.prod(image.shape[-3:])
-    mean = jnp.mean(image, axis=(-3, -2, -1), keepdims=True)
-    stddev = jnp.std(image, axis=(-3, -2, -1), keepdims=True)
-    return (image - mean) / jnp.maximum(stddev, np.float32(1.0 / np.sqrt(pixels)))
-
-
-def rgb_to_grayscale(images, name=None):
-    """The luma of RGB `images`, keeping a last axis of 1."""
-    floats = convert_image_dtype(images, "float32")
-    gray = jnp.tensordot(floats, jnp.array([0.2989, 0.5870, 0.1140], "float32"), [[-1], [-1]])
-    return convert_image_dtype(gray[..., None], dtypes.as_dtype(images.dtype))
-
-
-def grayscale_to_rgb(images, name=None):
-    """Grayscale `images` (last axis 1) repeated into three channels."""
-    return jnp.repeat(images, 3, axis=-1)
-
-
-def random_brightness(image, max_delta, seed=None):
-    """`adjust_brightness` by a delta drawn from `[-max_delta, max_delta)`.
-
-    Raises:
-        ValueError: for a negative `max_delta`.
-    """
-    if max_delta < 0:
-        raise ValueError("max_delta must be non-negative.")
-    generator = _store.get_seed_generator()
-    return _symbolic_call(lambda x: adjust_brightness(x, keras.random.uniform(
-        (), -max_delta, max_delta, seed=generator)), image)
-
-
-def random_contrast(image, lower, upper, seed=None):
-    """`adjust_contrast` by a factor drawn from `[lower, upper)`.
-
-    Raises:
-        ValueError: unless `0 <= lower < upper`.
-    """
-    if upper <= lower:
-        raise ValueError("upper must be > lower.")
-    if lower < 0:
-        raise ValueError("lower must be non-negative.")
-    generator = _store.get_seed_generator()
-    return _symbolic_call(lambda x: adjust_contrast(x, keras.random.uniform(
-        (), lower, upper, seed=generator)), image)
-
-
 _RANDOM = ("random_flip_left_right", "random_flip_up_down", "random_crop",
-           "random_brightness", "random_contrast")
+           *_image_color.RANDOM, *_image_boxes.__all__)
 __all__ = sorted(
-    ["ResizeMethod", "adjust_brightness", "adjust_contrast", "central_crop",
-     "convert_image_dtype", "crop_to_bounding_box", "flip_left_right", "flip_up_down",
-     "grayscale_to_rgb", "pad_to_bounding_box", "per_image_standardization", "resize",
-     "resize_bilinear", "resize_image_with_crop_or_pad", "resize_images",
-     "resize_nearest_neighbor", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90",
-     "transpose", "transpose_image", *_RANDOM]
+    ["central_crop", "convert_image_dtype", "crop_to_bounding_box", "flip_left_right",
+     "flip_up_down", "pad_to_bounding_box", "resize_image_with_crop_or_pad",
+     "resize_with_crop_or_pad", "rot90", "transpose", "transpose_image",
+     "random_flip_left_right", "random_flip_up_down", "random_crop",
+     *_image_boxes.__all__, *_image_codecs.__all__, *_image_color.__all__,
+     *_image_resize.__all__]
 )
 # The deterministic ops also run on the build pass's KerasTensors; the random
-# ones trace themselves (their seed generator is fetched first).
-_symbolic_ops(globals(), exclude=_RANDOM)
+# ones trace themselves (their seed generator is fetched first), and the
+# codecs never run on the library's values.
+_symbolic_ops(globals(), exclude=_RANDOM + tuple(_image_codecs.__all__))
 _run_where_called(globals())
