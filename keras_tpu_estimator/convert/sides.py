@@ -187,13 +187,18 @@ class Sides:
             return f"{vendored_lib.ESTIMATOR_MODULE}.{name}"
         return None
 
-    def _defs_at(self, path):
-        """The defs that dotted `path` names: `module.f`, `pkg.module.Class`."""
+    def _defs_at(self, path, seen=None):
+        """The defs that dotted `path` names: `module.f`, `pkg.module.Class`.
+
+        `seen`: the `(module, name)` pairs already followed (an import cycle
+        ends there).
+        """
         parts = path.split(".")
         for length in range(len(parts) - 1, 0, -1):
             key = self._find(".".join(parts[:length]))
             if key:
-                return self._exported(self.modules[key], parts[length], set())
+                return self._exported(self.modules[key], parts[length],
+                                      set() if seen is None else seen)
         return []
 
     def _exported(self, module, name, seen):
@@ -206,7 +211,7 @@ class Sides:
         if found:
             return found
         if name in module.imports:
-            return self._defs_at(module.imports[name])
+            return self._defs_at(module.imports[name], seen)
         if name in module.assigned:
             return self._targets(module, module.assigned[name], seen)
         for star in module.stars:
