@@ -74,6 +74,9 @@ from keras_tpu_estimator.compat.v1.graph import GraphKeys  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import add_to_collection  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import add_to_collections  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import control_dependencies  # noqa: F401
+from keras_tpu_estimator.compat.v1.graph import get_default_graph  # noqa: F401
+from keras_tpu_estimator.compat.v1.graph import local_variables  # noqa: F401
+from keras_tpu_estimator.compat.v1.graph import moving_average_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import get_collection  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import get_collection_ref  # noqa: F401
 from keras_tpu_estimator.compat.v1.graph import name_scope  # noqa: F401
@@ -104,6 +107,8 @@ from keras_tpu_estimator.compat.v1._script_ops import py_func  # noqa: F401
 from keras_tpu_estimator.compat.v1._script_ops import py_function  # noqa: F401
 from keras_tpu_estimator.compat.v1._tensor import newaxis  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import AUTO_REUSE  # noqa: F401
+from keras_tpu_estimator.compat.v1.variables import Variable  # noqa: F401
+from keras_tpu_estimator.compat.v1.variables import VariableV1  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import VariableScope  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import all_variables  # noqa: F401
 from keras_tpu_estimator.compat.v1.variables import get_variable  # noqa: F401
@@ -126,6 +131,7 @@ from keras_tpu_estimator.compat.v1.training_ops import gradients  # noqa: F401,E
 from keras_tpu_estimator.compat.v1.training_ops import group  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.training_ops import no_op  # noqa: F401,E402
 from keras_tpu_estimator.compat.v1.state_ops import *  # noqa: F401,F403,E402
+from keras_tpu_estimator.compat.v1.print_ops import *  # noqa: F401,F403,E402,A004
 
 # Keep last: every function of the namespace runs TensorFlow's own where it is
 # called on TensorFlow tensors (a `Dataset.map` function), see `_sides`.

@@ -17,6 +17,9 @@ from keras_tpu_estimator.compat.v1._variable_views import VariableView
 from keras_tpu_estimator.compat.v1._variable_views import global_variables
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1._variable_views import trainable_variables
+from keras_tpu_estimator.compat.v1.graph import GraphKeys
+from keras_tpu_estimator.compat.v1.graph import add_to_collection
+from keras_tpu_estimator.compat.v1.graph import get_collection
 from keras_tpu_estimator.compat.v1.training_ops import assign
 from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
@@ -92,6 +95,9 @@ class ExponentialMovingAverage:
                     unique_path(f"{variable.path}/{self._name}"),
                     copy_initializer(variable), variable.shape, variable.dtype,
                 )
+            view = VariableView(variable)
+            if view not in get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES):
+                add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, view)  # As TF1's apply.
             shadow = self._averages[id(variable)]
             rate = ops.cast(1.0 - decay, shadow.dtype)
             assign(shadow, ops.subtract(shadow.value, rate * (shadow.value - variable.value)))

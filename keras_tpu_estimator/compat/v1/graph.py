@@ -64,6 +64,49 @@ class Graph:
         self.scopes = []
         self.bfloat16 = False
 
+    # What TF1 code calls on `tf.get_default_graph()`.
+
+    finalized = False
+
+    def get_collection(self, name, scope=None):
+        return get_collection(name, scope)
+
+    def get_collection_ref(self, name):
+        return get_collection_ref(name)
+
+    def add_to_collection(self, name, value):
+        add_to_collection(name, value)
+
+    def add_to_collections(self, names, value):
+        add_to_collections(names, value)
+
+    def get_all_collection_keys(self):
+        return list(self.collections)
+
+    def clear_collection(self, name):
+        self.collections.pop(name, None)
+
+    @contextlib.contextmanager
+    def as_default(self):
+        yield self
+
+    def finalize(self):
+        """Nothing to freeze: the call's operations are a traced function."""
+
+    def control_dependencies(self, control_inputs):
+        return control_dependencies(control_inputs)
+
+    def name_scope(self, name):
+        return name_scope(name)
+
+    def get_tensor_by_name(self, name):
+        raise NotImplementedError(
+            f"get_tensor_by_name({name!r}): values computed in model_fn are JAX values, "
+            "which have no graph names. Keep a reference to the tensor instead (return it "
+            "from the function that makes it, or put it in a collection).")
+
+    get_operation_by_name = get_tensor_by_name
+
 
 def current_graph():
     """Returns the `Graph` of the `model_fn` call in progress.
@@ -72,6 +115,23 @@ def current_graph():
         RuntimeError: outside a `model_fn` run by this library.
     """
     return store_lib.call_state("compat.v1.graph", Graph)
+
+
+def get_default_graph():
+    """TF1's `tf.get_default_graph()` in `model_fn`: this call's `Graph`.
+
+    It answers what TF1 code asks of it: its collections
+    (`get_collection`, `add_to_collection`, ...), `as_default()`,
+    `finalize()`, `control_dependencies`, `name_scope`. Tensors have no
+    graph names here: `get_tensor_by_name` raises and says what to do.
+
+    Example:
+
+    ```python
+    losses = tf1.get_default_graph().get_collection("my_losses")
+    ```
+    """
+    return current_graph()
 
 
 def add_to_collection(name, value):
@@ -121,6 +181,17 @@ def get_collection(key, scope=None):
     if scope is None:
         return items
     return [i for i in items if hasattr(i, "name") and re.match(scope, i.name)]
+
+
+def moving_average_variables(scope=None):
+    """The variables `ExponentialMovingAverage.apply` averages in this call (TF1's collection)."""
+    return get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def local_variables(scope=None):
+    """TF1's `LOCAL_VARIABLES` collection: what the program added to it (metrics keep
+    their own state here, not local variables)."""
+    return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
 @contextlib.contextmanager

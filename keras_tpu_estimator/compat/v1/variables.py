@@ -299,9 +299,9 @@ def _default_initializer(dtype):
 
 
 def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=None,
-                 trainable=None, **unused):
+                 trainable=None, reuse=None, **unused):
     graph = current_graph()
-    reuse = get_variable_scope().reuse
+    reuse = reuse if reuse is not None else get_variable_scope().reuse
     used_paths = _used_paths()
     check_reuse(name, reuse, used_paths=used_paths)
     existing = used_paths.get(name)
@@ -408,6 +408,64 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if getter is not None:
         return getter(_true_getter, full, **kwargs)
     return _true_getter(full, **kwargs)
+
+
+def Variable(initial_value=None, trainable=None, collections=None, validate_shape=True,  # noqa: N802
+             caching_device=None, name=None, variable_def=None, dtype=None,
+             expected_shape=None, import_scope=None, constraint=None, use_resource=None,
+             synchronization=None, aggregation=None, shape=None):
+    """TF1's `tf.Variable`: a new variable holding `initial_value`, named uniquely.
+
+    As in TF1, every call makes another variable: `name` (default
+    `"Variable"`) under the current variable scope, then `name_1`, `name_2`,
+    ... within one `model_fn` call; the scope's `reuse`, initializer and
+    regularizer do not apply. (TF1 named it by the name scope, which differs
+    from the variable scope only where a variable scope is entered again:
+    TF1's second `block` name scope is `block_1`.) Since `model_fn` is called again for every
+    trace, the variable is created on the first call and found again, by
+    that name, on the later ones (as `get_variable`'s are).
+
+    Args:
+        initial_value: a value, an array, a tensor computed in `model_fn`,
+            or a callable returning one.
+        trainable: whether the optimizer updates it (default True).
+        name: the name (default `"Variable"`).
+        dtype: the dtype; default: `initial_value`'s (TF's inference).
+        collections, validate_shape, caching_device, variable_def,
+            expected_shape, import_scope, constraint, use_resource,
+            synchronization, aggregation, shape: accepted and ignored.
+
+    Returns:
+        The `keras.Variable`.
+
+    Raises:
+        ValueError: without `initial_value`.
+
+    Example:
+
+    ```python
+    seen = tf1.Variable(0, trainable=False, name="examples_seen")
+    update = tf1.assign_add(seen, tf1.shape(features)[0])
+    ```
+    """
+    del collections, validate_shape, caching_device, variable_def, expected_shape
+    del import_scope, constraint, use_resource, synchronization, aggregation, shape
+    if initial_value is None:
+        raise ValueError("initial_value must be specified.")
+    if callable(initial_value):
+        initial_value = initial_value()
+    base = _join(_keras_internals.variable_scope_path(), (name or "Variable").strip("/"))
+    used, path, index = _used_paths(), base, 0
+    while path in used:  # TF1's unique names within the graph (this call).
+        index += 1
+        path = f"{base}_{index}"
+    if dtype is None:
+        dtype = _computed_dtype(_inferred_dtype(initial_value))
+    return _true_getter(path, dtype=dtype, initializer=initial_value, trainable=trainable,
+                        reuse=AUTO_REUSE)
+
+
+VariableV1 = Variable
 
 
 def _is_constant(initializer):
