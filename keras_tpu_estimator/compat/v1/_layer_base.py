@@ -213,12 +213,25 @@ class Layer:
         outputs = self.keras_layer(inputs)
         if first:
             self._add_regularization(outputs)
+        self._add_activity_regularization(outputs)
         return outputs
 
     def _add_regularization(self, outputs):
+        """The weights' penalties: once per `model_fn` call, when the layer is first used."""
         config = self._config
         for attribute in ("kernel", "bias", "beta", "gamma"):
             regularizer = config.get(f"{attribute}_regularizer")
             if regularizer is not None:
                 _regularize(regularizer, getattr(self.keras_layer, attribute, None))
-        _regularize(config.get("activity_regularizer"), outputs)
+
+    def _add_activity_regularization(self, outputs):
+        """The outputs' penalty, at every call, divided by the batch size as TF1's."""
+        regularizer = self._config.get("activity_regularizer")
+        if regularizer is None:
+            return
+        penalty = regularizer(outputs)
+        if penalty is not None:
+            batch = outputs.shape[0]
+            if batch is None:  # A symbolic build pass.
+                batch = keras.ops.cast(keras.ops.shape(outputs)[0], penalty.dtype)
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, penalty / batch)

@@ -265,16 +265,37 @@ class AveragePooling2D(_Pooling):
     keras_op = staticmethod(keras.ops.average_pool)
 
 
+class MaxPooling3D(_Pooling):
+    """TF1 `tf.layers.MaxPooling3D`."""
+
+    base_name = "max_pooling3d"
+    keras_op = staticmethod(keras.ops.max_pool)
+
+
+class AveragePooling3D(_Pooling):
+    """TF1 `tf.layers.AveragePooling3D` (padding excluded from the average)."""
+
+    base_name = "average_pooling3d"
+    keras_op = staticmethod(keras.ops.average_pool)
+
+
 class Flatten(_Stateless):
-    """TF1 `tf.layers.Flatten`: `[batch, ...] -> [batch, prod(...)]`."""
+    """TF1 `tf.layers.Flatten`: `[batch, ...] -> [batch, prod(...)]`.
+
+    With `data_format='channels_first'` the channels axis is moved last
+    before flattening, as TF1 did, so the order matches a channels-last model.
+    """
 
     base_name = "flatten"
 
     def __init__(self, data_format="channels_last", name=None, **kwargs):
         super().__init__(name=name)
+        self.data_format = data_format
 
     def _apply(self, inputs, training):
         shape = tuple(inputs.shape)
+        if self.data_format == "channels_first" and len(shape) > 2:
+            inputs = keras.ops.moveaxis(inputs, 1, -1)
         return keras.ops.reshape(inputs, (-1, math.prod(shape[1:])))
 
 
@@ -349,6 +370,8 @@ max_pooling1d = _functional(MaxPooling1D, "`tf.layers.max_pooling1d(inputs, pool
 max_pooling2d = _functional(MaxPooling2D, "`tf.layers.max_pooling2d(inputs, pool_size, strides, padding='valid')`.")
 average_pooling1d = _functional(AveragePooling1D, "`tf.layers.average_pooling1d(inputs, pool_size, strides)`.")
 average_pooling2d = _functional(AveragePooling2D, "`tf.layers.average_pooling2d(inputs, pool_size, strides)`.")
+max_pooling3d = _functional(MaxPooling3D, "`tf.layers.max_pooling3d(inputs, pool_size, strides, padding='valid')`.")
+average_pooling3d = _functional(AveragePooling3D, "`tf.layers.average_pooling3d(inputs, pool_size, strides)`.")
 flatten = _functional(Flatten, "`tf.layers.flatten(inputs)`: `[batch, ...] -> [batch, n]`.")
 dropout = _functional(Dropout, """`tf.layers.dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False)`.
 

@@ -41,7 +41,7 @@ from keras_tpu_estimator.compat.v1.contrib.layers._initializers import variance_
 from keras_tpu_estimator.compat.v1.contrib.layers._initializers import xavier_initializer
 from keras_tpu_estimator.compat.v1.contrib.layers._initializers import xavier_initializer_conv2d
 from keras_tpu_estimator.compat.v1.contrib.layers._normalization import batch_norm
-from keras_tpu_estimator.compat.v1.contrib.layers._normalization import layer_norm
+from keras_tpu_estimator.compat.v1.contrib.layers._layer_norm import layer_norm
 from keras_tpu_estimator.compat.v1.contrib.layers._pooling import avg_pool2d
 from keras_tpu_estimator.compat.v1.contrib.layers._pooling import max_pool2d
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import apply_regularization
