@@ -87,6 +87,12 @@ class ModelFnProgram:
             params["batch_size"] = batch_size
         return params
 
+    @staticmethod
+    def built_graph(store, mode):
+        """A block in which TF1 code sees what `model_fn` built for `mode` in `store`
+        (`model_fn.store.built_graph`)."""
+        return store_lib.built_graph(store, mode)
+
     def call(self, store, features, labels, mode, global_step, building, config=None,
              then=None):
         """Calls `model_fn` with its variables in `store`; returns the spec.

@@ -390,6 +390,8 @@ class TPUEstimator(Exporting):
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
         ) + [hooks_lib.EvaluationLoggingCallback()]
         results = model.evaluate(source, steps=steps, callbacks=callbacks, return_dict=True, verbose=0)
+        if len(callbacks) > 1:  # A hook may have assigned weights (TF1's LoadEMAHook).
+            self._checkpoints.forget(model)
         results = {key: _as_tf_result(value) for key, value in results.items()}
         results["global_step"] = np.int64(step)
         with summary_lib.record_summaries(self.eval_dir(name), lambda: step):

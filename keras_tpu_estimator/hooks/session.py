@@ -12,6 +12,7 @@ variables, and the names listed in `FETCHABLE`; see the package docstring.
 """
 
 import collections
+import contextlib
 
 import keras
 import numpy as np
@@ -331,8 +332,11 @@ class HookCallback(keras.callbacks.Callback):
         self._hook_values = None
         self._span = None
         self._session = HostSession(self._value, self.mode, self.hook)
-        self._call("begin")
-        self._call("after_create_session", self._session, None)
+        # As in TF1, `begin` sees the graph `model_fn` built (its variables).
+        graph = getattr(self.model, "model_fn_graph", None)
+        with graph(self.mode) if graph is not None else contextlib.nullcontext():
+            self._call("begin")
+            self._call("after_create_session", self._session, None)
 
     def _before_run(self):
         self._context = SessionRunContext(SessionRunArgs(None), self._session)

@@ -289,6 +289,22 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
             store or self.store, features, labels, mode, global_step, building, config
         )
 
+    def model_fn_graph(self, mode):
+        """A block in which TF1 code sees what `model_fn` built for `mode`.
+
+        Its variables (`tf1.trainable_variables()`, `ema.variables_to_restore()`)
+        and collections, as a TF1 `SessionRunHook.begin()` saw the graph
+        after `model_fn` (`kte.hooks.HookCallback` runs `begin` in it).
+
+        Example:
+
+        ```python
+        with model.model_fn_graph(kte.ModeKeys.EVAL):
+            names = [v.name for v in tf1.trainable_variables()]
+        ```
+        """
+        return self._program.built_graph(self.store, mode)
+
     def build_for(self, mode, x, y=None, batch_size=None):
         """Creates everything `model_fn` uses in `mode`, from the input `x`.
 

@@ -28,6 +28,7 @@ every later call: see `layer_capture`.
 import collections
 import contextlib
 import threading
+import weakref
 
 import jax
 import keras
@@ -37,6 +38,8 @@ from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator.model_fn import layer_capture
 
 _state = threading.local()
+# store -> {mode: the ModelFnCall of its last build}: the graph a mode built.
+_built = weakref.WeakKeyDictionary()
 
 
 class VariableStore(keras.layers.Layer):
@@ -72,6 +75,7 @@ class ModelFnCall:
         self.used = {}
         self.call_state = {}
         self.capture = None
+        self.finished = False  # The call returned: what it made is the built graph.
 
 
 @contextlib.contextmanager
@@ -101,8 +105,45 @@ def model_fn_call(store, mode, building, global_step, training):
             if building:
                 _keras_internals.initialize_deferred_variables()
         capture.adopt_untracked()
+        context.finished = True
+        if building:
+            _built.setdefault(store, {})[mode] = context
     finally:
         _state.context = previous
+
+
+@contextlib.contextmanager
+def built_graph(store, mode):
+    """Inside, TF1 code sees the graph `mode`'s last build made, as after `model_fn`.
+
+    A TF1 `SessionRunHook.begin()` ran once `model_fn` had built the graph,
+    and read it: `tf.trainable_variables()`, the collections,
+    `ema.variables_to_restore()`. Here that is the last building call of
+    `mode` against `store`: its variables, in creation order, and its
+    collections. Without one (the mode not built yet) the block changes
+    nothing.
+
+    Example:
+
+    ```python
+    with built_graph(model.store, ModeKeys.EVAL):
+        hook.begin()
+    ```
+    """
+    context = _built.get(store, {}).get(mode)
+    previous = getattr(_state, "context", None)
+    if context is not None:
+        _state.context = context
+    try:
+        yield
+    finally:
+        _state.context = previous
+
+
+def in_built_graph():
+    """Whether TF1 code runs in a `built_graph` block (after `model_fn`, not inside it)."""
+    context = getattr(_state, "context", None)
+    return context is not None and context.finished
 
 
 class OutsideModelFnError(RuntimeError):

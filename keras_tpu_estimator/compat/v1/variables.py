@@ -109,6 +109,16 @@ class VariableScope:
     def set_dtype(self, dtype):
         self.dtype = dtype
 
+    # TF1's partitioner: always None here (variables are laid out by the
+    # distribution, not partitioned); code that saves and restores it works.
+    partitioner = None
+
+    def set_partitioner(self, partitioner):
+        if partitioner is not None:
+            raise NotImplementedError(
+                f"VariableScope.set_partitioner({partitioner!r}) is not supported: variables "
+                "are sharded by the distribution's layout map, not partitioned.")
+
     def __repr__(self):
         return f"VariableScope(name={self.name!r}, reuse={self.reuse!r})"
 

@@ -296,7 +296,9 @@ def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars=False,
             a name missing from the checkpoint (without
             `ignore_missing_vars`), or a checkpoint value of another shape.
         TypeError: for an entry of `var_list` that is not a variable.
-        RuntimeError: outside `model_fn` and `scaffold_fn` (in a hook, say:
+        RuntimeError: outside `model_fn`, `scaffold_fn` and a hook's
+            `begin()` (where TF1's LoadEMAHook calls it, the returned
+            callback loads when `after_create_session` calls it; elsewhere,
             to evaluate with moving averages, return
             `Scaffold(saver=tf1.train.Saver(ema.variables_to_restore()))`
             from `scaffold_fn` instead).
@@ -317,6 +319,18 @@ def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars=False,
         _logger.warning("assign_from_checkpoint_fn: no variables to restore from %s",
                         model_path)
         return None
+    if _store.in_built_graph():  # A hook's begin(): the callback loads, as TF1's did.
+        reader = _checkpoint_reader(model_path)
+
+        def load(session):
+            del session
+            values = reader.read_many(sorted({name for name, _ in pairs}))
+            for name, variable in pairs:
+                variable.assign(values[name].reshape(variable.shape).astype(variable.dtype))
+            _logger.info("assign_from_checkpoint_fn: loaded %d variables from %s",
+                         len(pairs), reader.path)
+
+        return load
 
     def callback(session):
         """The load already happened when the variables were created."""
@@ -384,7 +398,7 @@ def _load_request(model_path, var_list, ignore_missing_vars, reshape, caller):
                 + ("" if reshape else " (reshape_variables=True reshapes same-size values).")
             )
         pairs.append((name, variable))
-    if pairs:  # In a compiled trace there is no build: the values were set then.
+    if pairs and not _store.in_built_graph():  # A trace has no build: values set then.
         _initialization.defer_to_end_of_build(lambda build: _load(reader, pairs, build))
     return pairs
 

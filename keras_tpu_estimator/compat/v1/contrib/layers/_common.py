@@ -19,6 +19,7 @@ from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import get_collection
 from keras_tpu_estimator.compat.v1.variables import get_variable
 from keras_tpu_estimator.model_fn import store as store_lib
+from keras_tpu_estimator.model_fn.tensor_shape import TensorShape
 
 NHWC, NCHW = "NHWC", "NCHW"
 # The collections the variable store computes: never stored (see `graph`).
@@ -47,12 +48,14 @@ def _int(value):
 def sizes(value, rank, argument, function):
     """An int or a sequence of `rank` ints (TF1's `kernel_size`, `stride`, `rate`) as a tuple.
 
+    A sequence may be a `TensorShape` (`kernel_size=net.shape[1:3]`, as TF1 allowed).
+
     Raises:
         ValueError: for anything else, naming `argument` of `function`.
     """
     single = _int(value)
     values = [single] * rank if single is not None else (
-        [_int(v) for v in value] if isinstance(value, (list, tuple)) else None)
+        [_int(v) for v in value] if isinstance(value, (list, tuple, TensorShape)) else None)
     if values is None or len(values) != rank or not all(v is not None and v > 0 for v in values):
         raise ValueError(
             f"Argument `{argument}` of {function} must be a positive int or a list of "
