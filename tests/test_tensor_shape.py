@@ -249,3 +249,38 @@ def test_outside_model_fn_a_tracer_has_jax_s_shape_and_dtype():
 def _check_plain(x):
     assert type(x.shape) is tuple and isinstance(x.dtype, np.dtype)
     assert not hasattr(x, "get_shape")
+
+
+# -- A TensorShape goes wherever TF1 took a shape or sizes. -------------------
+
+IMAGE = np.ones((1, 4, 4, 2), np.float32)
+TAKERS = {
+    "zeros": lambda s: tf1.zeros(s),
+    "reshape": lambda s: tf1.reshape(np.ones(6, np.float32), s),
+    "random_normal": lambda s: tf1.random_normal(s),
+    "get_variable": lambda s: tf1.get_variable("v", s),
+    "layers.conv2d-kernel_size": lambda s: tf1.layers.conv2d(IMAGE, 3, s[:2])[0, 0, 0],
+    "slim.conv2d-kernel_size": lambda s: tf1.contrib.slim.conv2d(IMAGE, 3, s[:2])[0, 0, 0],
+    "slim.avg_pool2d-kernel_size": lambda s: tf1.contrib.slim.avg_pool2d(IMAGE, s[:2])[0, 0, 0],
+}
+
+
+@pytest.mark.parametrize("taker", TAKERS)
+def test_a_tensor_shape_is_taken_as_a_shape_or_sizes(taker):
+    from keras_tpu_estimator.model_fn import store as store_lib
+
+    with store_lib.model_fn_call(store_lib.VariableStore(), ModeKeys.TRAIN, True, 0, True):
+        out = TAKERS[taker](tf1.TensorShape([2, 3]))
+    assert out.shape in ((2, 3), (3,), (2,))
+
+
+def test_a_variable_scope_has_no_partitioner_and_keeps_none():
+    from keras_tpu_estimator.model_fn import store as store_lib
+
+    with store_lib.model_fn_call(store_lib.VariableStore(), ModeKeys.TRAIN, True, 0, True):
+        scope = tf1.get_variable_scope()
+        saved = scope.partitioner  # AmoebaNet saves, clears and restores it.
+        scope.set_partitioner(None)
+        scope.set_partitioner(saved)
+        with pytest.raises(NotImplementedError, match="not partitioned"):
+            scope.set_partitioner(lambda shape, dtype: [1] * len(shape))
