@@ -319,7 +319,10 @@ _INTERNAL_OPS_MODULES = tuple(
     (f"tf.python.ops.{module}", "tf") for module in (
         "array_ops", "math_ops", "linalg_ops", "random_ops", "check_ops", "clip_ops",
         "control_flow_ops", "init_ops", "state_ops", "variable_scope", "variables")
-) + tuple((f"tf.python.ops.{module}", "tf.nn") for module in ("nn", "nn_ops", "nn_impl"))
+) + tuple((f"tf.python.ops.{module}", "tf.nn") for module in ("nn", "nn_ops", "nn_impl")) + (
+    # `from tensorflow.python.training import moving_averages` (AmoebaNet's batch norm).
+    ("tf.python.training.moving_averages", "tf.train"),
+)
 # `tf.contrib`'s implementation modules, which programs import from directly
 # (`from tensorflow.contrib.framework.python.ops import arg_scope`,
 # `from tensorflow.contrib.layers.python.layers import layers as layers_lib`):

@@ -8,6 +8,8 @@ TF1 checkpoints and `variables_to_restore` keep working. Exported as
 import keras
 from keras import ops
 
+from keras_tpu_estimator.compat.v1 import _batch_norm_step as _step
+from keras_tpu_estimator.compat.v1 import initializers
 from keras_tpu_estimator.compat.v1._global_step import is_step_global_step
 from keras_tpu_estimator.compat.v1._train_variables import copy_initializer
 from keras_tpu_estimator.compat.v1._train_variables import resolve_value
@@ -21,6 +23,8 @@ from keras_tpu_estimator.compat.v1.graph import GraphKeys
 from keras_tpu_estimator.compat.v1.graph import add_to_collection
 from keras_tpu_estimator.compat.v1.graph import get_collection
 from keras_tpu_estimator.compat.v1.training_ops import assign
+from keras_tpu_estimator.compat.v1.variables import get_variable
+from keras_tpu_estimator.compat.v1.variables import variable_scope
 from keras_tpu_estimator.model_fn.train_ops import TrainOp
 
 
@@ -138,3 +142,48 @@ class ExponentialMovingAverage:
             if id(variable) not in shadows and id(variable) not in averaged_ids:
                 result.setdefault(variable.path, view)
         return result
+
+
+def assign_moving_average(variable, value, decay, zero_debias=True, name=None):
+    """TF1's `moving_averages.assign_moving_average`: moves `variable` towards `value`.
+
+    `variable -= (variable - value) * (1 - decay)`. With `zero_debias` (TF1's
+    default), two new variables in scope `<current scope>/<variable's name>`
+    (TF1's path, e.g. `BatchNorm/BatchNorm/moving_mean/biased`): `biased`, an
+    average that starts at zero, and `local_step`, the number of updates;
+    the variable becomes `biased / (1 - decay ** local_step)`.
+
+    Args:
+        variable: a variable of `model_fn`.
+        value: the value to average in.
+        decay: the decay (a float or a scalar tensor).
+        zero_debias: debias the average of a variable that starts at zero.
+        name: accepted and ignored.
+
+    Returns:
+        The variable's new value.
+
+    Example:
+
+    ```python
+    update = assign_moving_average(moving_mean, batch_mean, 0.99, zero_debias=False)
+    ```
+    """
+    del name
+    target = keras_variable(variable)
+    if not zero_debias:
+        target.assign(_step.moving_average(target, value, decay))
+        return target.value
+    with variable_scope(target.path):
+        biased = keras_variable(get_variable(
+            "biased", target.shape, dtype=target.dtype,
+            initializer=initializers.zeros_initializer(), trainable=False))
+        local_step = keras_variable(get_variable(
+            "local_step", (), dtype=target.dtype, initializer=initializers.zeros_initializer(),
+            trainable=False))
+    new_biased = _step.moving_average(biased, value, decay)
+    new_step = local_step + 1.0
+    biased.assign(new_biased)
+    local_step.assign(new_step)
+    target.assign(new_biased / (1.0 - ops.power(ops.cast(decay, target.dtype), new_step)))
+    return target.value

@@ -51,6 +51,7 @@ from keras_tpu_estimator.compat.v1._learning_rate_decay import inverse_time_deca
 from keras_tpu_estimator.compat.v1._learning_rate_decay import piecewise_constant  # noqa: F401
 from keras_tpu_estimator.compat.v1._learning_rate_decay import polynomial_decay  # noqa: F401
 from keras_tpu_estimator.compat.v1._moving_averages import ExponentialMovingAverage  # noqa: F401
+from keras_tpu_estimator.compat.v1._moving_averages import assign_moving_average  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import AdagradOptimizer  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import AdamOptimizer  # noqa: F401
 from keras_tpu_estimator.compat.v1._optimizers import GradientDescentOptimizer  # noqa: F401

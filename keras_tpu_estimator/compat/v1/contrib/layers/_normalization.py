@@ -19,6 +19,7 @@ from keras_tpu_estimator.compat.v1 import initializers
 from keras_tpu_estimator.compat.v1 import nn
 from keras_tpu_estimator.compat.v1 import _batch_norm_step as step
 from keras_tpu_estimator.compat.v1._batch_normalization import FUSED_MIN_EPSILON
+from keras_tpu_estimator.compat.v1._moving_averages import assign_moving_average
 from keras_tpu_estimator.compat.v1._op_helpers import resolve_initializer
 from keras_tpu_estimator.compat.v1._variable_views import keras_variable
 from keras_tpu_estimator.compat.v1.contrib._arg_scope import add_arg_scope
@@ -28,35 +29,6 @@ from keras_tpu_estimator.compat.v1.variables import get_variable
 from keras_tpu_estimator.compat.v1.variables import variable_scope
 
 _HALF = ("float16", "bfloat16")
-
-
-def _moving_average(variable, value, decay):
-    """TF1's `assign_moving_average`: `variable -= (variable - value) * (1 - decay)`."""
-    variable = keras_variable(variable)
-    variable.assign(step.moving_average(variable, value, decay))
-
-
-def _zero_debiased_moving_average(variable, value, decay):
-    """TF1's `assign_moving_average(..., zero_debias=True)`.
-
-    Two new variables in scope `<current scope>/<variable's name>` (TF1's
-    doubled path, e.g. `BatchNorm/BatchNorm/moving_mean/biased`): `biased`,
-    an average that starts at zero, and `local_step`, the number of updates;
-    the variable becomes `biased / (1 - decay ** local_step)`.
-    """
-    target = keras_variable(variable)
-    with variable_scope(target.path):
-        biased = keras_variable(get_variable(
-            "biased", target.shape, dtype=target.dtype,
-            initializer=initializers.zeros_initializer(), trainable=False))
-        local_step = keras_variable(get_variable(
-            "local_step", (), dtype=target.dtype, initializer=initializers.zeros_initializer(),
-            trainable=False))
-    new_biased = step.moving_average(biased, value, decay)
-    new_step = local_step + 1.0
-    biased.assign(new_biased)
-    local_step.assign(new_step)
-    target.assign(new_biased / (1.0 - ops.power(ops.cast(decay, target.dtype), new_step)))
 
 
 def _weighted_moments(x, axes, weights):
@@ -252,10 +224,10 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
                                              training, batch_weights)
         if updating and mean is not None:
             if zero_debias_moving_mean:
-                _zero_debiased_moving_average(moving_mean, mean, decay)
+                assign_moving_average(moving_mean, mean, decay, zero_debias=True)
             else:
-                _moving_average(moving_mean, mean, decay)
-            _moving_average(moving_variance, variance, decay)
+                assign_moving_average(moving_mean, mean, decay, zero_debias=False)
+            assign_moving_average(moving_variance, variance, decay, zero_debias=False)
         outputs = ops.cast(outputs, dtype) if dtype != param_dtype else outputs
         return _common.finish(outputs, None, None, activation_fn, outputs_collections)
 
