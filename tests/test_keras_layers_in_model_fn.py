@@ -51,6 +51,14 @@ def conv_then_depthwise():
     keras.layers.DepthwiseConv2D(3)(x)
 
 
+class OwnDepthwiseConv2D(keras.layers.DepthwiseConv2D):  # EfficientNet's subclass.
+    pass
+
+
+def own_depthwise():
+    OwnDepthwiseConv2D(3, use_bias=False)(SIMAGES)
+
+
 def dense_in_scopes():
     with tf1.variable_scope("a"):
         x = keras.layers.Dense(5)(SX)
@@ -83,6 +91,7 @@ def sequential():
     (dense_in_scopes, ["a/dense/kernel", "a/dense/bias", "a/dense_1/kernel", "a/dense_1/bias",
                        "b/dense_2/kernel", "b/dense_2/bias", "dense_3/kernel", "dense_3/bias"]),
     (tf_keras_layers, ["dense/kernel", "dense_1/kernel"]),
+    (own_depthwise, ["own_depthwise_conv2d/depthwise_kernel"]),
     (explicit_name_twice, ["head/kernel", "head_1/kernel"]),
     (model_subclass_twice, ["two_dense/dense/kernel", "two_dense/dense/bias",
                             "two_dense_1/dense_1/kernel", "two_dense_1/dense_1/bias"]),

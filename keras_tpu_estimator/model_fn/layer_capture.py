@@ -107,6 +107,15 @@ def _class_name(cls):
 TF1_WEIGHT_NAMES = {keras.layers.DepthwiseConv2D: {"kernel": "depthwise_kernel"}}
 
 
+def _tf1_renames(cls):
+    """`TF1_WEIGHT_NAMES` of `cls` or of the class it derives from (EfficientNet's
+    own `DepthwiseConv2D` subclass saves `depthwise_kernel` too)."""
+    for base, renames in TF1_WEIGHT_NAMES.items():
+        if issubclass(cls, base):
+            return renames
+    return None
+
+
 def _rename_weights(renames, layer):
     for variable in layer.weights:
         if variable.name in renames:
@@ -115,7 +124,7 @@ def _rename_weights(renames, layer):
 
 def _tf1_weight_names(layer):
     """Gives `layer`'s weights TF1's names when it builds (`TF1_WEIGHT_NAMES`)."""
-    renames = TF1_WEIGHT_NAMES.get(type(layer))
+    renames = _tf1_renames(type(layer))
     if renames and not getattr(layer, "built", False) and "build" in layer.__dict__:
         _keras_internals.after_build(layer, functools.partial(_rename_weights, renames))
 
@@ -264,7 +273,7 @@ class LayerCapture:
         """
         if not self.context.building:
             return None
-        renames = TF1_WEIGHT_NAMES.get(type(layer), {})
+        renames = _tf1_renames(type(layer)) or {}
         parent, _, name = path.rpartition("/")
         existing = self.earlier.get(f"{parent}/{renames.get(name, name)}")
         if existing is not None and tuple(existing.shape) != tuple(shape):
