@@ -203,6 +203,13 @@ def test_tracer_views_are_gone_after_the_block():
     jax.jit(lambda x: x + len(x.shape))(jnp.ones(2))
 
 
+def test_layers_have_tf1s_empty_updates_inside_the_block_only():
+    layer = keras.layers.BatchNormalization()
+    with _keras_internals.tf1_layer_updates():
+        assert layer.updates == [] and layer.get_updates_for(None) == []
+    assert not hasattr(layer, "updates")
+
+
 @pytest.mark.filterwarnings("ignore:The `native_serialization` parameter is deprecated")
 def test_hidden_endpoint_is_converted_but_not_a_signature(tmp_path):
     import tensorflow as tf

@@ -428,3 +428,17 @@ def test_set_training_changes_only_the_training_context_block():
 def test_layer_tree_lists_a_layer_and_its_sublayers():
     model = TwoDense()
     assert _keras_internals.layer_tree(model) == [model, model.hidden]
+
+
+def test_a_keras_models_updates_are_tf1s_empty_list_in_model_fn():
+    seen = []
+
+    def model_fn(features, labels, mode):
+        model = keras.Sequential([keras.layers.Dense(2), keras.layers.BatchNormalization()])
+        logits = model(features)
+        seen.append(model.updates)  # MobileNet: control_dependencies(model.updates).
+        return kte.TPUEstimatorSpec(mode, predictions={"y": logits})
+
+    program = kte.EstimatorModel(model_fn, predict_batch_size=8)
+    program.predict(np.ones((8, 3), "float32"), verbose=0)
+    assert seen and all(updates == [] for updates in seen)

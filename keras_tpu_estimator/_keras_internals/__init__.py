@@ -397,6 +397,9 @@ from keras_tpu_estimator._keras_internals.tracer_iteration import tf1_iteration 
 # A tracer's shape and dtype as the user's code reads them (TF1's types).
 from keras_tpu_estimator._keras_internals.tensor_views import tracer_views  # noqa: E402,F401
 
+# TF1 Keras's `layer.updates`: empty.
+from keras_tpu_estimator._keras_internals.layer_updates import tf1_layer_updates  # noqa: E402,F401
+
 # Keras layers created inside model_fn: kept in their own module.
 from keras_tpu_estimator._keras_internals.layer_construction import after_build  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import calling_layers  # noqa: E402,F401

@@ -10,7 +10,9 @@ own view, `_keras_internals.tracer_views`):
 - `.dtype`: a `DType` (`is_floating`, `base_dtype`, `== tf.float32`);
 - `.name`: the input's name (`features/x`), else `tensor_<n>`;
 - `set_shape(shape)`: checks TF1's compatibility (the shape is already static);
-- iterating one of unknown length raises TF1's TypeError.
+- iterating one of unknown length raises TF1's TypeError;
+- and Keras layers' `updates` is TF1 Keras's, `[]` (their state updates
+  happen in the step).
 
 ```python
 with tf1_tensors([(features["x"], "x")]):
@@ -55,5 +57,6 @@ def tf1_tensors(named=()):
     """
     with _keras_internals.tracer_names(named), _keras_internals.tf1_iteration(), \
             _keras_internals.tracer_views(TensorShape, _dtype, {
-                "get_shape": _get_shape, "set_shape": _set_shape}):
+                "get_shape": _get_shape, "set_shape": _set_shape}), \
+            _keras_internals.tf1_layer_updates():
         yield
