@@ -5,8 +5,10 @@ channels]`, as in TF1; integer images hold `[0, MAX]`, float images `[0, 1)`.
 This module holds the flips and crops and assembles the namespace from
 `_image_resize` (`resize_images` with TF1's four methods, `crop_and_resize`),
 `_image_color` (brightness, contrast, hue, saturation, HSV, grayscale),
-`_image_boxes` (`sample_distorted_bounding_box`) and `_image_codecs`
-(`decode_jpeg` and the other encoded-image ops, for the input pipeline only).
+`_image_boxes` (`sample_distorted_bounding_box`), `_image_draw`
+(`draw_bounding_boxes`), `_image_nms` (non-maximum suppression with static
+output shapes) and `_image_codecs` (`decode_jpeg` and the other
+encoded-image ops, for the input pipeline only).
 
 The random ops draw from the model's seed generator, as `tf1.random_uniform`
 does; their `seed` is accepted and ignored. Given TensorFlow tensors (a
@@ -28,10 +30,14 @@ import numpy as np
 from keras_tpu_estimator.compat.v1._image_boxes import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1._image_codecs import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1._image_color import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1._image_draw import *  # noqa: F401,F403
+from keras_tpu_estimator.compat.v1._image_nms import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1._image_resize import *  # noqa: F401,F403
 from keras_tpu_estimator.compat.v1 import _image_boxes
 from keras_tpu_estimator.compat.v1 import _image_codecs
 from keras_tpu_estimator.compat.v1 import _image_color
+from keras_tpu_estimator.compat.v1 import _image_draw
+from keras_tpu_estimator.compat.v1 import _image_nms
 from keras_tpu_estimator.compat.v1 import _image_resize
 from keras_tpu_estimator.compat.v1._image_common import check_image as _check_image
 from keras_tpu_estimator.compat.v1._image_common import convert_image_dtype  # noqa: F401
@@ -171,7 +177,7 @@ __all__ = sorted(
      "resize_with_crop_or_pad", "rot90", "transpose", "transpose_image",
      "random_flip_left_right", "random_flip_up_down", "random_crop",
      *_image_boxes.__all__, *_image_codecs.__all__, *_image_color.__all__,
-     *_image_resize.__all__]
+     *_image_draw.__all__, *_image_nms.__all__, *_image_resize.__all__]
 )
 # The deterministic ops also run on the build pass's KerasTensors; the random
 # ones trace themselves (their seed generator is fetched first), and the

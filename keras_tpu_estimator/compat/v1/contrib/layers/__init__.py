@@ -5,7 +5,8 @@ The layer functions (`conv2d`, `separable_conv2d`, `conv2d_transpose`,
 `dropout`, `flatten`, `repeat`, `stack`, ...) create TF1's variables
 (`Conv/weights`, `BatchNorm/moving_mean`, ...) through `tf1.get_variable`,
 so TF1 and slim checkpoints load by name, and take their defaults from
-`tf1.contrib.framework.arg_scope` (`slim.arg_scope`).
+`tf1.contrib.framework.arg_scope` (`slim.arg_scope`). `summaries`
+(`summarize_activation`, ...) writes TF1's summaries of activations.
 
 ```python
 net = tf1.contrib.layers.conv2d(images, 32, [3, 3], scope="conv1")
@@ -49,3 +50,12 @@ from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l1_l2_reg
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l1_regularizer
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import l2_regularizer
 from keras_tpu_estimator.compat.v1.contrib.layers._regularizers import sum_regularizer
+from keras_tpu_estimator.compat.v1.contrib.layers import summaries
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_activation
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_activations
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_biases
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_collection
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_tensor
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_tensors
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_variables
+from keras_tpu_estimator.compat.v1.contrib.layers.summaries import summarize_weights
