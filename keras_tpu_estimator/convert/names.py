@@ -155,13 +155,6 @@ _KERAS_ON_TPU = (
     "DataParallel()) for data parallelism)"
 )
 
-# Calls with no equivalent here: what to do instead.
-_NO_OP_NAMES = (
-    "its tags come from TensorFlow op names, which JAX tensors do not have; "
-    "name the summaries yourself: tf1.summary.histogram(name + '/activation', x) "
-    "(and tf1.summary.scalar(name + '/zeros', tf1.reduce_mean(tf1.cast(x <= 0, "
-    "tf1.float32))) for a ReLU), written every save_summary_steps"
-)
 UNSUPPORTED = {
     "tf.contrib.feature_column": _SEQUENCE_COLUMNS,
     "tf.py_func": _HOST_WORK,
@@ -185,8 +178,6 @@ UNSUPPORTED = {
         "serving, create them in serving_input_receiver_fn (it runs on TensorFlow)"
     ),
     "tf.contrib.cluster_resolver": _NO_RESOLVER,
-    "tf.contrib.layers.summaries.summarize_activation": _NO_OP_NAMES,
-    "tf.contrib.layers.summarize_activation": _NO_OP_NAMES,
     "tf.distribute.cluster_resolver": _NO_RESOLVER,
     **{f"tf.contrib.slim.{name}": (
         "slim's queue-runner readers have no TensorFlow 2 equivalent: read the files with "
