@@ -69,6 +69,36 @@ def test_the_model_side_is_found_through_every_form_of_import(
         c.level == "WARNING" for c in results[utils_key].changes)
 
 
+# tensorflow/tpu's `official/` has three `utils.py`; mnasnet imports efficientnet's.
+UTILS = "def build(x):\n    return x\n{extra}"
+
+
+@pytest.mark.parametrize("importer, expected", [
+    # The one defining every name used (`build`, `swish`), as on mnasnet's path.
+    ("official.mnasnet.main", "official.efficientnet.utils"),
+    ("official.detection.main", "official.detection.utils"),  # the importer's sibling
+])
+def test_an_import_of_a_name_several_modules_have_follows_python(importer, expected):
+    import ast
+
+    from keras_tpu_estimator.convert.sides import MODEL
+    from keras_tpu_estimator.convert.sides import Sides
+
+    sources = {
+        "official.efficientnet.utils": UTILS.format(extra="\ndef swish(x):\n    return x\n"),
+        "official.detection.utils": UTILS.format(extra=""),
+        "official.detection.projects.utils": UTILS.format(extra=""),
+        importer: "import utils as u\n\n"
+                  "def model_fn(features, labels, mode, params):\n"
+                  "    return u.swish(u.build(features)) if mode else u.build(features)\n",
+    }
+    trees = {key: ast.parse(source) for key, source in sources.items()}
+    sides = Sides(trees)
+    reached = [key for key, tree in trees.items() if key != importer and any(
+        sides.of(node, None) == MODEL for node in tree.body if isinstance(node, ast.FunctionDef))]
+    assert reached == [expected]
+
+
 def test_an_import_cycle_that_names_no_def_converts():
     # tensorflow/tpu's models/ has such cycles: every file failed with "nested too deeply".
     sources = {

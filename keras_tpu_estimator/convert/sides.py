@@ -127,23 +127,60 @@ class Sides:
                 matches[0] if len(matches) == 1 else None)
         return self._found[dotted_name]
 
+    def _find_from(self, dotted_name, importer, used=()):
+        """The module `import dotted_name` in `importer` names, also where the tree
+        has several (three `utils.py` in tensorflow/tpu's `official/`).
+
+        As Python's path would: the exact key, else the one module ending so,
+        else the importer's sibling, else the one sharing the most of its
+        package path and then defining the most of the names `used` of it.
+        """
+        found = self._find(dotted_name)
+        if found:
+            return found
+        matches = [k for k in self.modules if k.endswith("." + dotted_name)]
+        if not matches:
+            return None
+        package = importer.key.split(".")[:-1]
+        sibling = ".".join(package + [dotted_name])
+        if sibling in self.modules:
+            return sibling
+
+        def score(key):
+            shared = 0
+            for a, b in zip(key.split(".")[:-1], package):
+                if a != b:
+                    break
+                shared += 1
+            defined = self.modules[key].defs.keys() | self.modules[key].assigned.keys()
+            return shared, len(set(used) & defined)
+
+        ranked = sorted(matches, key=score, reverse=True)
+        if len(ranked) > 1 and score(ranked[0]) == score(ranked[1]):
+            return None
+        return ranked[0]
+
     def _collect_imports(self, module):
         """Every form of import: `import utils`, `import utils as u`,
         `import pkg.mod`, `from pkg import mod`, `from . import mod`,
         `from mod import f`. Each local name is recorded with the dotted path
         it stands for; `_defs_at` reads the rest of a chain through it."""
+        attributes = collections.defaultdict(set)  # local name -> `local.X` read
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                attributes[node.value.id].add(node.attr)
         for node in ast.walk(module.tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    target = self._find(alias.name)
+                    local = alias.asname or alias.name.split(".")[0]
+                    target = self._find_from(alias.name, module, attributes[local])
                     if not target:
                         continue
                     module.imported_modules.add(target)
-                    if alias.asname:
-                        module.imports[alias.asname] = target
+                    if alias.asname or "." not in alias.name:
+                        module.imports[local] = target
                     else:  # `import pkg.mod` binds `pkg`; `pkg.mod.f` reads f of it
-                        head = alias.name.split(".")[0]
-                        module.imports.setdefault(head, head)
+                        module.imports.setdefault(local, local)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -154,14 +191,15 @@ class Sides:
                         module.imported_modules.add(self._find(base))
                         module.stars.append(base)
                     continue
+                names = [alias.name for alias in node.names]
+                owner = self._find_from(base, module, names) if base else None
                 for alias in node.names:
                     local = alias.asname or alias.name
                     path = f"{base}.{alias.name}" if base else alias.name
                     submodule = self._find(path)
-                    owner = self._find(base) if base else None
                     if submodule or owner:
                         module.imported_modules.add(submodule or owner)
-                        module.imports[local] = path
+                        module.imports[local] = submodule or f"{owner}.{alias.name}"
 
     def superseded(self, importer, base, name, level=0):
         """What an import names when it imports a vendored `tpu_estimator.py`.
