@@ -46,6 +46,8 @@ def get_or_create_global_step(graph=None):
         `model_fn`, the global step handle.
     """
     del graph
+    if store_lib.in_built_graph():  # A hook's begin(), on the graph model_fn built.
+        return GLOBAL_STEP
     try:
         store_lib.current_call("train.get_or_create_global_step")
     except RuntimeError:
