@@ -25,6 +25,8 @@ import keras_tpu_estimator.compat.v1 as tf1
 from keras_tpu_estimator.compat.v1._op_helpers import computed_dtype
 from keras_tpu_estimator.model_fn import store as store_lib
 
+import tf_reference
+
 V1 = tf.compat.v1
 _rng = np.random.default_rng(0)
 RGB = _rng.uniform(size=(2, 5, 6, 3)).astype("float32")
@@ -99,37 +101,14 @@ CASES = {
 }
 
 
-def _run_all(run, build):
-    errors = {}
-
-    def outputs():
-        built = {}
-        for name, case in CASES.items():
-            try:
-                built[name] = build(case)
-            except Exception as error:  # Reported by the case's test.
-                errors[name] = error
-        return built
-
-    return run(outputs), errors
-
-
 @functools.cache
 def _tensorflow():
-    """Every case in one TensorFlow graph, run by one Session."""
-    def run(outputs):
-        with tf.Graph().as_default():
-            fetches = outputs()
-            with V1.Session() as session:
-                return session.run(fetches)
-
-    return _run_all(run, lambda case: case(V1))
+    return tf_reference.in_tensorflow(CASES)
 
 
 @functools.cache
 def _compiled():
-    """Every case in one `jax.jit` program, as a model_fn's ops run in the step."""
-    return _run_all(lambda outputs: jax.jit(outputs)(), lambda case: case(tf1))
+    return tf_reference.compiled(CASES)
 
 
 def _check(expected, actual):

@@ -22,6 +22,8 @@ import keras_tpu_estimator.compat.v1 as tf1
 from keras_tpu_estimator.compat.v1 import scatter_ops
 from keras_tpu_estimator.compat.v1._op_helpers import computed_dtype
 
+import tf_reference
+
 V1 = tf.compat.v1
 P = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 IDS = np.array([[5, 9, 2, 7], [1, 1, 8, 3]], np.int32)
@@ -111,38 +113,14 @@ CASES = {
 }
 
 
-def _run_all(run, build):
-    """`run` of every case built by `build(case)`, and the error of each case that raised."""
-    errors = {}
-
-    def outputs():
-        built = {}
-        for name, case in CASES.items():
-            try:
-                built[name] = build(case)
-            except Exception as error:  # Reported by the case's test.
-                errors[name] = error
-        return built
-
-    return run(outputs), errors
-
-
 @functools.cache
 def _tensorflow():
-    """Every case in one TensorFlow graph, run by one Session."""
-    def run(outputs):
-        with tf.Graph().as_default():
-            fetches = outputs()
-            with V1.Session() as session:
-                return session.run(fetches)
-
-    return _run_all(run, lambda case: case(V1))
+    return tf_reference.in_tensorflow(CASES)
 
 
 @functools.cache
 def _compiled():
-    """Every case in one `jax.jit` program, as a model_fn's ops run in the step."""
-    return _run_all(lambda outputs: jax.jit(outputs)(), lambda case: case(tf1))
+    return tf_reference.compiled(CASES)
 
 
 def _check(expected, actual):
