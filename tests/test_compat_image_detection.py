@@ -2,7 +2,7 @@
 
 Each op case is a function of a TF1 namespace `ns`: with `ns = tf.compat.v1`
 it builds a TensorFlow graph that a `Session` runs (the reference, TF 2.21);
-with `ns = tf1` it runs eagerly and under `jax.jit`, as inside a
+with `ns = tf1` it runs under `jax.jit`, as inside a
 `model_fn`. Indices, counts, boxes, scores, classes and pixels are equal,
 with equal dtypes and shapes. The NMS forms whose output size depends on
 the values run TensorFlow's op outside `model_fn` and raise inside it.
@@ -148,12 +148,6 @@ def test_op_matches_tensorflow_under_jit(name):
     if name in errors:
         raise errors[name]
     _check(expected[name], actual[name])
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_op_matches_tensorflow_eagerly(name):
-    expected, _ = _tensorflow()
-    _check(expected[name], CASES[name](tf1))
 
 
 def test_draw_bounding_boxes_reads_tf2s_positional_colors():

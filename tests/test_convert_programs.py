@@ -70,7 +70,7 @@ def test_the_model_side_is_found_through_every_form_of_import(
 
 
 # tensorflow/tpu's `official/` has three `utils.py`; mnasnet imports efficientnet's.
-UTILS = "def build(x):\n    return x\n{extra}"
+SHARED_NAME_UTILS = "def build(x):\n    return x\n{extra}"
 
 
 @pytest.mark.parametrize("importer, expected", [
@@ -85,9 +85,9 @@ def test_an_import_of_a_name_several_modules_have_follows_python(importer, expec
     from keras_tpu_estimator.convert.sides import Sides
 
     sources = {
-        "official.efficientnet.utils": UTILS.format(extra="\ndef swish(x):\n    return x\n"),
-        "official.detection.utils": UTILS.format(extra=""),
-        "official.detection.projects.utils": UTILS.format(extra=""),
+        "official.efficientnet.utils": SHARED_NAME_UTILS.format(extra="\ndef swish(x):\n    return x\n"),
+        "official.detection.utils": SHARED_NAME_UTILS.format(extra=""),
+        "official.detection.projects.utils": SHARED_NAME_UTILS.format(extra=""),
         importer: "import utils as u\n\n"
                   "def model_fn(features, labels, mode, params):\n"
                   "    return u.swish(u.build(features)) if mode else u.build(features)\n",
