@@ -122,3 +122,33 @@ def test_the_initial_values_are_those_of_the_eager_initializers():
     hidden.build((None, 4))
     kernel = model.store.variables_by_name()["hidden/kernel"]
     np.testing.assert_allclose(np.asarray(kernel), np.asarray(hidden.kernel), rtol=1e-6)
+
+
+class CompilesPerLoop(keras.callbacks.Callback):
+    """The compilations between each loop's batch-begin and batch-end callbacks."""
+
+    def __init__(self, compiles):
+        super().__init__()
+        self.compiles, self.during = compiles, []
+
+    def _begin(self, batch, logs=None):
+        self._at_begin = self.compiles.count
+
+    def _end(self, batch, logs=None):
+        self.during.append(self.compiles.count - self._at_begin)
+
+    on_train_batch_begin = on_test_batch_begin = on_predict_batch_begin = _begin
+    on_train_batch_end = on_test_batch_end = on_predict_batch_end = _end
+
+
+@pytest.mark.parametrize("device_loop, width", [("host", 10), ("scan", 11)])
+def test_a_loops_callbacks_time_its_steps_not_its_compilation(device_loop, width):
+    model = _model(keras_optimizer_fn, device_loop)
+    x, y = _data(width, steps=LOOP + 1)  # Loops of 4 and 1.
+    with CompileCounter() as compiles:
+        probe = CompilesPerLoop(compiles)
+        model.fit((x, y), verbose=0, callbacks=[probe])
+        model.evaluate((x, y), verbose=0, callbacks=[probe])
+        model.predict(x, verbose=0, callbacks=[probe])
+    assert compiles.count >= 3  # The programs were compiled, before their loops.
+    assert probe.during == [0] * 6

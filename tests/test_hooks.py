@@ -98,6 +98,20 @@ def test_a_non_hook_is_a_type_error_naming_it(value):
         hooks.as_callback(value, TRAIN)
 
 
+MID_LOOP_STOPPERS = [  # (hook, mode) -> whether training loops keep their start to rewind to
+    (kte.SessionRunHook(), kte.ModeKeys.TRAIN, True),
+    (kte.NanTensorHook(None, fail_on_nan_loss=False), kte.ModeKeys.TRAIN, True),
+    (kte.NanTensorHook(None), kte.ModeKeys.TRAIN, False),  # It raises: the estimator's own.
+    (kte.LoggingTensorHook({"loss": "loss"}, every_n_iter=1), kte.ModeKeys.TRAIN, False),
+    (kte.SessionRunHook(), kte.ModeKeys.EVAL, False),
+]
+
+
+@pytest.mark.parametrize("hook, mode, stops", MID_LOOP_STOPPERS)
+def test_only_a_training_hook_that_may_request_a_stop_stops_mid_loop(hook, mode, stops):
+    assert hooks.as_callback(hook, mode).stops_mid_loop == stops
+
+
 def test_an_unknown_mode_is_a_value_error_naming_it():
     with pytest.raises(ValueError, match="mode='training'"):
         hooks.as_callback(hooks.SessionRunHook(), "training")

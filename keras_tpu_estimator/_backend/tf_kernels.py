@@ -23,10 +23,8 @@ y = tf_kernels.conv(x, kernel, strides=(1, 1), padding="same",
 ```
 """
 
-import concurrent.futures
 import functools
 import math
-import os
 
 import jax
 import numpy as np
@@ -157,36 +155,26 @@ def _tensor(buffer):
     return tf.constant(array)
 
 
-@functools.cache
-def _second_thread():
-    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kte-tf-kernels")
+def _graph(fns, args):
+    """One TensorFlow graph computing every `fn(*args)`, for these shapes.
 
-
-# A forked child has no thread behind the parent's executor: it makes its own.
-os.register_at_fork(after_in_child=_second_thread.cache_clear)
-
-
-def _host(fns):
-    """A `buffer_callback` running `fns` (TensorFlow ops) into XLA's output buffers.
-
-    With two `fns` (the two gradients), the first runs on a second thread
-    while the other runs here, as TensorFlow's graph executor runs
-    independent ops.
+    Traced once, when the JAX function is: a call then costs one dispatch,
+    and TensorFlow's executor runs the independent ops of a gradient (the
+    input's and the kernel's) side by side, as in TensorFlow's own step.
     """
+    tf = _tf()
+    specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
+    return tf.function(lambda *tensors: [fn(*tensors) for fn in fns]).get_concrete_function(*specs)
 
-    def write(out, fn, tensors):
-        np.asarray(out)[...] = fn(*tensors)
+
+def _host(graph):
+    """A `buffer_callback` running `graph` into XLA's output buffers."""
 
     def on_host(ctx, out, *buffers):
         del ctx
-        tensors = [_tensor(b) for b in buffers]
-        if len(fns) == 1:
-            write(out, fns[0], tensors)
-            return
-        first = _second_thread().submit(write, out[0], fns[0], tensors)
-        for buffer, fn in zip(out[1:], fns[1:]):
-            write(buffer, fn, tensors)
-        first.result()
+        results = graph(*[_tensor(b) for b in buffers])
+        for buffer, result in zip(out if isinstance(out, (tuple, list)) else (out,), results):
+            np.asarray(buffer)[...] = result
 
     return on_host
 
@@ -198,7 +186,8 @@ def _struct(shape, like):
 def _call(fns, out, *args):
     """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code."""
     fns = fns if isinstance(fns, tuple) else (fns,)
-    return buffer_callback.buffer_callback(_host(fns), out, vmap_method="sequential")(*args)
+    callback = _host(_graph(fns, args))
+    return buffer_callback.buffer_callback(callback, out, vmap_method="sequential")(*args)
 
 
 def _conv_value(x, k, geometry):

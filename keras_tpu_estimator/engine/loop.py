@@ -125,6 +125,10 @@ def _outputs_after(program, after):
     return run
 
 
+# One program copies a whole state (`jnp.copy` per array compiled one per shape).
+_copy = jax.jit(lambda tree: jax.tree.map(jnp.copy, tree))
+
+
 class LoopPrograms:
     """Compiled loop programs, each compiled once per key.
 
@@ -207,6 +211,7 @@ class LoopRunner:
         self.device_loop = device_loop
         self._chosen = {}
         self._programs = LoopPrograms()
+        self._compiled_for = set()  # The (mode, kind)s `compile` compiled.
         self._start = None  # (mode, chunk, resident, state) of a loop kept for `rewind`.
 
     @property
@@ -248,17 +253,11 @@ class LoopRunner:
         if keep_start:
             with self.distribution.scope():
                 state = state_lib.read(self._parts.variables(mode))
-                self._start = (mode, chunk, resident, jax.tree.map(jnp.copy, state))
+                self._start = (mode, chunk, resident, _copy(state))
         if chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST:
             return self._run_on_host(mode, chunk, resident)
-        if resident is not None:
-            kind = INDEXED
-        else:
-            kind = STACKED if chunk.stacked else SINGLE
+        kind, args = self._call(mode, chunk, resident)
         program = self._program(mode, kind)
-        args = (chunk.data,) if kind == SINGLE else (chunk.data, np.int32(chunk.steps))
-        if resident is not None:
-            args = (resident,) + args
         outputs = self._over_state(mode, lambda state: program(state, *args))
         results = outputs.pop(METRIC_RESULTS, None) if isinstance(outputs, dict) else None
         if kind != SINGLE and chunk.steps < len(jax.tree.leaves(chunk.data)[0]):
@@ -268,6 +267,35 @@ class LoopRunner:
         if results is not None:
             outputs[METRIC_RESULTS] = results
         return outputs
+
+    def _call(self, mode, chunk, resident):
+        """`(kind, args)`: the program that runs `chunk`, and its arguments after the state."""
+        if chunk.stacked and self.loop_kind(mode, chunk, resident) == HOST:
+            kind = SINGLE if resident is None else GATHERED
+            step = jax.tree.map(lambda a: np.asarray(a)[0], chunk.data)
+            return kind, (step,) if resident is None else (resident, step)
+        if resident is not None:
+            return INDEXED, (resident, chunk.data, np.int32(chunk.steps))
+        if chunk.stacked:
+            return STACKED, (chunk.data, np.int32(chunk.steps))
+        return SINGLE, (chunk.data,)
+
+    def compile(self, mode, chunk, resident=None):
+        """Compiles the program `run` runs `chunk` with, unless compiled already.
+
+        The trainer calls it before a loop's callbacks start their clocks, so
+        that a loop's time is its steps' (as TensorFlow's step rate excluded
+        its first run, which built the graph). The compiled program is the
+        one `run` calls (JAX's caches hold it).
+        """
+        kind, args = self._call(mode, chunk, resident)
+        if (mode, kind) in self._compiled_for:
+            return
+        program = self._program(mode, kind)
+        with self.distribution.scope():
+            state = state_lib.read(self._parts.variables(mode))
+            program.lower(placement.canonical_shardings(state, self._mesh), *args).compile()
+        self._compiled_for.add((mode, kind))
 
     def rewind(self, steps):
         """Winds the variables back to the end of step `steps` of the last loop.

@@ -176,7 +176,15 @@ class SessionRunHook:
     - `end(session)` when the loop ends normally (not after an exception).
 
     `session` is a `HostSession`: `session.run(global_step)` works.
+
+    Attributes:
+        may_request_stop: whether `after_run` may call `request_stop()`
+            (True unless a hook says otherwise). While a training hook may,
+            each loop keeps a copy of its starting state, to wind the model
+            back to the step that stopped (with `use_tpu=False`).
     """
+
+    may_request_stop = True
 
     def begin(self):
         """Called once before the first loop."""
@@ -259,8 +267,8 @@ class HookCallback(keras.callbacks.Callback):
             )
         self.hook = hook
         self.mode = mode
-        # A training hook may stop mid-loop: the loop keeps its start to rewind to.
-        self.stops_mid_loop = mode == ModeKeys.TRAIN
+        # A training hook that may stop mid-loop: the loop keeps its start to rewind to.
+        self.stops_mid_loop = mode == ModeKeys.TRAIN and getattr(hook, "may_request_stop", True)
         self._session = None
         self._context = None
         self._request = None

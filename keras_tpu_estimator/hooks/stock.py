@@ -128,6 +128,8 @@ class LoggingTensorHook(SessionRunHook):
     ```
     """
 
+    may_request_stop = False
+
     def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
         only_log_at_end = at_end and every_n_iter is None and every_n_secs is None
         if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
@@ -251,6 +253,11 @@ class NanTensorHook(SessionRunHook):
     def __init__(self, loss_tensor=None, fail_on_nan_loss=True):
         del loss_tensor  # The runtime's loss is the only loss.
         self._fail_on_nan_loss = bool(fail_on_nan_loss)
+
+    @property
+    def may_request_stop(self):
+        """Only with `fail_on_nan_loss=False` (else it raises)."""
+        return not self._fail_on_nan_loss
 
     def before_run(self, run_context):
         return SessionRunArgs({"losses": "losses", "global_step": "global_step"})

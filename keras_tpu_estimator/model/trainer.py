@@ -63,6 +63,7 @@ class LoopTrainer:
         if mode == TRAIN:
             callbacks.rewind = self._runner.rewind  # A hook's stop mid-loop (`LOOP_STOP_RUN`).
         while chunk is not None:
+            self._runner.compile(mode, chunk, resident)  # Before the callbacks' clocks start.
             begin(steps)
             started = time.perf_counter()
             keep_start = mode == TRAIN and self._runs(chunk) > 1 and callbacks.may_stop_mid_loop()
