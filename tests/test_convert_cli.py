@@ -9,10 +9,28 @@ MODEL = "import tensorflow as tf\n\ndef model_fn(features):\n    return tf.nn.re
 BROKEN = "import tensorflow as tf\n\ndef model_fn(features):\n    return tf.Session()\n"
 
 
-def cli(*args, cwd):
+def cli_process(*args, cwd):
+    """The command as a process: its exit status and output."""
     script = "from keras_tpu_estimator.convert import cli; raise SystemExit(cli())"
     return subprocess.run([sys.executable, "-c", script, "convert", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """The command run in this process (as `cli_process`, without a Python start-up)."""
+    from keras_tpu_estimator.convert import cli as command
+
+    def run(*args, cwd):
+        monkeypatch.chdir(cwd)
+        try:
+            status = command(["convert", *map(str, args)])
+        except SystemExit as exit:  # argparse's usage errors.
+            status = exit.code
+        output = capsys.readouterr()
+        return subprocess.CompletedProcess(args, status, output.out, output.err)
+
+    return run
 
 
 @pytest.fixture
@@ -28,7 +46,7 @@ def tree(tmp_path):
 
 
 def test_a_tree_is_converted_and_its_other_files_copied(tree, tmp_path):
-    done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
+    done = cli_process(tree, "-o", tmp_path / "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tf1.nn.relu(features)" in (tmp_path / "out" / "pkg" / "model.py").read_text()
     assert (tmp_path / "out" / "README.md").read_text() == "# a program\n"
@@ -36,7 +54,7 @@ def test_a_tree_is_converted_and_its_other_files_copied(tree, tmp_path):
     assert (tree / "pkg" / "model.py").read_text() == MODEL  # the source is untouched
 
 
-def test_an_existing_output_tree_is_refused(tree, tmp_path):
+def test_an_existing_output_tree_is_refused(cli, tree, tmp_path):
     (tmp_path / "out").mkdir()
     done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
     assert done.returncode == 2
@@ -44,26 +62,26 @@ def test_an_existing_output_tree_is_refused(tree, tmp_path):
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_inplace_converts_the_tree_where_it_is(tree, tmp_path):
+def test_inplace_converts_the_tree_where_it_is(cli, tree, tmp_path):
     done = cli(tree, "--inplace", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tf1.nn.relu(features)" in (tree / "pkg" / "model.py").read_text()
 
 
-def test_inplace_converts_one_file(tree, tmp_path):
+def test_inplace_converts_one_file(cli, tree, tmp_path):
     done = cli(tree / "pkg" / "model.py", "--inplace", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tf1.nn.relu(features)" in (tree / "pkg" / "model.py").read_text()
 
 
 @pytest.mark.parametrize("args", [[], ["-o", "x", "--inplace"]])
-def test_output_or_inplace_is_required(tree, tmp_path, args):
+def test_output_or_inplace_is_required(cli, tree, tmp_path, args):
     done = cli(tree, *args, cwd=tmp_path)
     assert done.returncode == 2
     assert "--output" in done.stderr and "--inplace" in done.stderr
 
 
-def test_remaining_errors_give_a_nonzero_exit_with_their_count(tree, tmp_path):
+def test_remaining_errors_give_a_nonzero_exit_with_their_count(cli, tree, tmp_path):
     (tree / "pkg" / "session.py").write_text(BROKEN)
     done = cli(tree, "-o", tmp_path / "out", "--report", tmp_path / "report.txt", cwd=tmp_path)
     assert done.returncode == 1
@@ -74,7 +92,7 @@ def test_remaining_errors_give_a_nonzero_exit_with_their_count(tree, tmp_path):
     assert "Converted 3 files: 1 errors left to convert by hand" in report
 
 
-def test_a_syntax_error_writes_nothing(tree, tmp_path):
+def test_a_syntax_error_writes_nothing(cli, tree, tmp_path):
     (tree / "pkg" / "bad.py").write_text("def model_fn(:\n")
     done = cli(tree, "-o", tmp_path / "out", cwd=tmp_path)
     assert done.returncode == 2
