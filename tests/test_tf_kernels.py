@@ -196,3 +196,16 @@ def test_arguments_reach_tensorflow_aliased_when_aligned_else_copied(offset):
     array[0] = 42.0  # visible through an alias only
     assert float(tensor.numpy()[0]) == (42.0 if offset == 0 else 0.0)
     np.testing.assert_array_equal(tensor.numpy()[1:], np.arange(1, 16))
+
+
+def test_a_convolution_traced_again_reuses_its_tensorflow_graphs():
+    x = jnp.ones((2, 12, 12, 3))
+    k = jnp.ones((3, 3, 3, 5))
+
+    def loss(a, b):
+        return jnp.sum(tf_kernels.conv(a, b, padding="same") ** 2)
+
+    jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, k)
+    graphs = len(tf_kernels._GRAPHS)
+    jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, k)  # Another trace, the same shapes.
+    assert len(tf_kernels._GRAPHS) == graphs

@@ -155,16 +155,24 @@ def _tensor(buffer):
     return tf.constant(array)
 
 
-def _graph(fns, args):
+_GRAPHS = {}  # (what, geometry, shapes) -> its graph: traced once per process.
+
+
+def _graph(key, fns, args):
     """One TensorFlow graph computing every `fn(*args)`, for these shapes.
 
-    Traced once, when the JAX function is: a call then costs one dispatch,
-    and TensorFlow's executor runs the independent ops of a gradient (the
-    input's and the kernel's) side by side, as in TensorFlow's own step.
+    Traced when the JAX function first is (`key` names what `fns` compute
+    with which geometry): a call then costs one dispatch, and TensorFlow's
+    executor runs the independent ops of a gradient (the input's and the
+    kernel's) side by side, as in TensorFlow's own step.
     """
     tf = _tf()
-    specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
-    return tf.function(lambda *tensors: [fn(*tensors) for fn in fns]).get_concrete_function(*specs)
+    key = (key, tuple((tuple(a.shape), str(a.dtype)) for a in args))
+    if key not in _GRAPHS:
+        specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
+        graph = tf.function(lambda *tensors: [fn(*tensors) for fn in fns], autograph=False)
+        _GRAPHS[key] = graph.get_concrete_function(*specs)
+    return _GRAPHS[key]
 
 
 def _host(graph):
@@ -183,10 +191,14 @@ def _struct(shape, like):
     return jax.ShapeDtypeStruct(tuple(shape), like.dtype)
 
 
-def _call(fns, out, *args):
-    """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code."""
+def _call(key, fns, out, *args):
+    """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code.
+
+    `key` names what `fns` compute (with their static arguments): the
+    TensorFlow graph of a key and shapes is traced once.
+    """
     fns = fns if isinstance(fns, tuple) else (fns,)
-    callback = _host(_graph(fns, args))
+    callback = _host(_graph((key, jax.tree.map(lambda o: o.shape, out)), fns, args))
     return buffer_callback.buffer_callback(callback, out, vmap_method="sequential")(*args)
 
 
@@ -217,7 +229,7 @@ def _conv_shape(x, k, geometry):
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _conv2d(x, k, geometry):
     out = _struct(_conv_shape(x, k, geometry), x)
-    return _call(lambda a, b: _conv_value(a, b, geometry), out, x, k)
+    return _call(("conv", geometry), lambda a, b: _conv_value(a, b, geometry), out, x, k)
 
 
 def _conv2d_fwd(x, k, geometry):
@@ -228,9 +240,11 @@ def _conv2d_fwd(x, k, geometry):
 def _conv2d_bwd(geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
-        dk = _call(lambda a, c: _kernel_grad(a, k.shape, c, geometry), _struct(k.shape, k), x, g)
+        dk = _call(("conv_dk", geometry), lambda a, c: _kernel_grad(a, k.shape, c, geometry),
+                   _struct(k.shape, k), x, g)
         return jnp.zeros_like(x), dk
     return _call(
+        ("conv_dx_dk", geometry),
         (lambda a, b, c: _input_grad(x.shape, b, c, geometry),
          lambda a, b, c: _kernel_grad(a, k.shape, c, geometry)),
         (_struct(x.shape, x), _struct(k.shape, k)), x, k, g)
@@ -243,7 +257,8 @@ _conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
 # d/dx = Conv2D(g, k), d/dk = Conv2DBackpropFilter(g, k.shape, x).
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def _conv2d_transpose(x, k, out_shape, geometry):
-    return _call(lambda a, b: _input_grad(out_shape, b, a, geometry), _struct(out_shape, x), x, k)
+    return _call(("transpose", geometry), lambda a, b: _input_grad(out_shape, b, a, geometry),
+                 _struct(out_shape, x), x, k)
 
 
 def _conv2d_transpose_fwd(x, k, out_shape, geometry):
@@ -254,9 +269,11 @@ def _conv2d_transpose_fwd(x, k, out_shape, geometry):
 def _conv2d_transpose_bwd(out_shape, geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
-        dk = _call(lambda c, a: _kernel_grad(c, k.shape, a, geometry), _struct(k.shape, k), g, x)
+        dk = _call(("transpose_dk", geometry), lambda c, a: _kernel_grad(c, k.shape, a, geometry),
+                   _struct(k.shape, k), g, x)
         return jnp.zeros_like(x), dk
     return _call(
+        ("transpose_dx_dk", geometry),
         (lambda c, b, a: _conv_value(c, b, geometry),
          lambda c, b, a: _kernel_grad(c, k.shape, a, geometry)),
         (_struct(x.shape, x), _struct(k.shape, k)), g, k, x)
