@@ -35,11 +35,20 @@ def test_a_second_process_loads_what_the_first_compiled(tmp_path):
     assert second["directory"] == cache and second["hits"] >= 1
 
 
-@pytest.mark.parametrize("value", ["0", "off", "false"])
-def test_the_cache_can_be_turned_off(tmp_path, value):
-    result = run(tmp_path, KTE_COMPILATION_CACHE=value,
+def test_the_cache_can_be_turned_off(tmp_path):
+    result = run(tmp_path, KTE_COMPILATION_CACHE="off",
                  KTE_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
     assert result["directory"] is None
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "off", "false", " OFF "])
+def test_each_off_value_leaves_the_cache_off(tmp_path, monkeypatch, value):
+    from keras_tpu_estimator import compilation_cache
+
+    monkeypatch.setenv("KTE_COMPILATION_CACHE", value)
+    monkeypatch.setenv("KTE_COMPILATION_CACHE_DIR", str(tmp_path / "cache"))
+    assert compilation_cache.enable_default() is None
     assert not (tmp_path / "cache").exists()
 
 

@@ -54,7 +54,8 @@ def _operands(spatial, cin, kspatial, cout):
 def test_im2col_forward_equals_lax_conv(spatial, cin, kspatial, cout, strides, padding, dilation):
     x, k = _operands(spatial, cin, kspatial, cout)
     expected = _lax_conv(x, k, strides, padding, dilation)
-    got = _im2col.im2col_conv(x, k, strides, padding, dilation)
+    # Compiled, as in a step (op by op, each of its ops would compile alone).
+    got = jax.jit(lambda a, b: _im2col.im2col_conv(a, b, strides, padding, dilation))(x, k)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
@@ -67,7 +68,7 @@ def test_im2col_gradients_equal_lax_conv(spatial, cin, kspatial, cout, strides, 
         _lax_conv(x, k, strides, padding, dilation).shape), jnp.float32)
 
     def grads(conv):
-        return jax.grad(lambda x_, k_: jnp.sum(conv(x_, k_) * cot), argnums=(0, 1))(x, k)
+        return jax.jit(jax.grad(lambda x_, k_: jnp.sum(conv(x_, k_) * cot), argnums=(0, 1)))(x, k)
 
     expected = grads(lambda x_, k_: _lax_conv(x_, k_, strides, padding, dilation))
     got = grads(lambda x_, k_: _im2col.im2col_conv(x_, k_, strides, padding, dilation))
