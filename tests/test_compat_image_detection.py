@@ -8,8 +8,6 @@ with equal dtypes and shapes. The NMS forms whose output size depends on
 the values run TensorFlow's op outside `model_fn` and raise inside it.
 """
 
-import functools
-
 import jax
 import keras
 import numpy as np
@@ -120,14 +118,7 @@ CASES = {
 }
 
 
-@functools.cache
-def _tensorflow():
-    return tf_reference.in_tensorflow(CASES)
-
-
-@functools.cache
-def _compiled():
-    return tf_reference.compiled(CASES)
+TABLE = tf_reference.Table(CASES)
 
 
 def _check(expected, actual):
@@ -143,11 +134,7 @@ def _check(expected, actual):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_op_matches_tensorflow_under_jit(name):
-    (expected, tf_errors), (actual, errors) = _tensorflow(), _compiled()
-    assert name not in tf_errors, tf_errors.get(name)
-    if name in errors:
-        raise errors[name]
-    _check(expected[name], actual[name])
+    _check(*TABLE.pair(name))
 
 
 def test_draw_bounding_boxes_reads_tf2s_positional_colors():

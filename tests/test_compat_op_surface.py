@@ -10,8 +10,6 @@ The dtype cases pin TF's inference from Python values (`fill(dims, 4)` is
 int32, `constant(np.float64)` keeps float64), which Keras does not share.
 """
 
-import functools
-
 import jax
 import keras
 import numpy as np
@@ -113,14 +111,7 @@ CASES = {
 }
 
 
-@functools.cache
-def _tensorflow():
-    return tf_reference.in_tensorflow(CASES)
-
-
-@functools.cache
-def _compiled():
-    return tf_reference.compiled(CASES)
+TABLE = tf_reference.Table(CASES)
 
 
 def _check(expected, actual):
@@ -132,11 +123,7 @@ def _check(expected, actual):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_op_matches_tensorflow(name):
-    (expected, tf_errors), (actual, errors) = _tensorflow(), _compiled()
-    assert name not in tf_errors, tf_errors.get(name)
-    if name in errors:
-        raise errors[name]
-    _check(expected[name], actual[name])
+    _check(*TABLE.pair(name))
 
 
 @pytest.mark.parametrize("name", [
@@ -145,7 +132,7 @@ def test_op_matches_tensorflow(name):
 ])
 def test_op_matches_tensorflow_eagerly(name):
     """Outside a compiled step (a model_fn run eagerly, input-side helpers): the same."""
-    expected, _ = _tensorflow()
+    expected, _ = TABLE.reference
     _check(expected[name], CASES[name](tf1))
 
 
@@ -158,7 +145,7 @@ def test_every_index_tuple_op_has_a_case():
                                   "gather/batch_dims_axis", "fill/int"])
 def test_op_runs_in_the_build_pass(name):
     """On KerasTensors (the symbolic build pass), the shapes and dtypes of the step."""
-    eager = np.asarray(_compiled()[0][name])
+    eager = np.asarray(TABLE.library[0][name])
     arguments = {
         "scatter_nd": lambda x: tf1.scatter_nd([[1], [3], [1]], tf1.cast(x[0, 0, :3], "int32"),
                                                [5]),

@@ -11,8 +11,6 @@ The variable scatters run inside a `model_fn` trained two steps: the
 variable holds what TensorFlow's variable holds after the op ran twice.
 """
 
-import functools
-
 import jax
 import keras
 import numpy as np
@@ -130,14 +128,7 @@ CASES = {
 }
 
 
-@functools.cache
-def _tensorflow():
-    return tf_reference.in_tensorflow(CASES)
-
-
-@functools.cache
-def _compiled():
-    return tf_reference.compiled(CASES)
+TABLE = tf_reference.Table(CASES)
 
 
 def _check(expected, actual):
@@ -149,11 +140,7 @@ def _check(expected, actual):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_op_matches_tensorflow_compiled(name):
-    (expected, tf_errors), (actual, errors) = _tensorflow(), _compiled()
-    assert name not in tf_errors, tf_errors.get(name)
-    if name in errors:
-        raise errors[name]
-    _check(expected[name], actual[name])
+    _check(*TABLE.pair(name))
 
 
 @pytest.mark.parametrize("module", [space_ops, segment_ops, linalg_ops])
@@ -179,7 +166,7 @@ def test_op_runs_in_the_build_pass(name, call):
 
 def test_nchw_space_to_depth_is_the_nhwc_one_transposed():
     """TF on CPU has no NCHW kernel: the NCHW layout is checked against the NHWC reference."""
-    expected, _ = _tensorflow()
+    expected, _ = TABLE.reference
     nchw = tf1.space_to_depth(NCHW, 2, data_format="NCHW")
     np.testing.assert_array_equal(np.asarray(nchw).transpose(0, 2, 3, 1),
                                   expected["space_to_depth"])

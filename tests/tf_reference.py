@@ -8,6 +8,8 @@ Both return `(values, errors)`: `{name: value}`, and `{name: exception}` for
 the cases that raised while being built (each case's test reports its own).
 """
 
+import functools
+
 import jax
 import tensorflow as tf
 
@@ -43,3 +45,36 @@ def in_tensorflow(cases):
 def compiled(cases):
     """Every case in one `jax.jit` program."""
     return _run_all(cases, lambda outputs: jax.jit(outputs)(), lambda case: case(tf1))
+
+
+class Table:
+    """A table of cases, run both ways once, when a test first asks.
+
+    ```python
+    TABLE = tf_reference.Table(CASES)
+
+    def test_op_matches_tensorflow(name):
+        _check(*TABLE.pair(name))
+    ```
+    """
+
+    def __init__(self, cases):
+        self.cases = cases
+
+    @functools.cached_property
+    def reference(self):
+        """`in_tensorflow(cases)`."""
+        return in_tensorflow(self.cases)
+
+    @functools.cached_property
+    def library(self):
+        """`compiled(cases)`."""
+        return compiled(self.cases)
+
+    def pair(self, name):
+        """`(TensorFlow's value, the library's)` of case `name`; raises what building it raised."""
+        (expected, tf_errors), (actual, errors) = self.reference, self.library
+        assert name not in tf_errors, tf_errors.get(name)
+        if name in errors:
+            raise errors[name]
+        return expected[name], actual[name]
