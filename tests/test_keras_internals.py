@@ -354,3 +354,15 @@ def test_jaxpr_outputs_only_drops_effects_the_outputs_do_not_need():
     (value,) = jax.jit(jax.extend.core.jaxpr_as_fun(cut))()
     np.testing.assert_allclose(value, [3.0, 3.0])
     assert printed == [] and not cut.jaxpr.effects
+
+
+def test_a_shared_patch_is_installed_by_the_first_block_and_removed_by_the_last():
+    from keras_tpu_estimator._keras_internals.shared_patch import SharedPatch
+
+    calls = []
+    patch = SharedPatch(lambda *args: calls.append(("install", args)),
+                        lambda: calls.append(("uninstall",)))
+    with patch.active(1):
+        with patch.active(2):
+            assert calls == [("install", (1,))]
+    assert calls == [("install", (1,)), ("uninstall",)]

@@ -10,13 +10,9 @@ Keras reach (class attributes added while at least one block is open, in
 any thread).
 """
 
-import contextlib
-import threading
-
 import keras
 
-_lock = threading.Lock()
-_users = 0
+from keras_tpu_estimator._keras_internals.shared_patch import SharedPatch
 
 
 def _get_updates_for(layer, inputs=None):
@@ -24,7 +20,19 @@ def _get_updates_for(layer, inputs=None):
     return []
 
 
-@contextlib.contextmanager
+def _install():
+    keras.layers.Layer.updates = property(lambda layer: [])
+    keras.layers.Layer.get_updates_for = _get_updates_for
+
+
+def _uninstall():
+    del keras.layers.Layer.updates
+    del keras.layers.Layer.get_updates_for
+
+
+_patch = SharedPatch(_install, _uninstall)
+
+
 def tf1_layer_updates():
     """Inside the block, `layer.updates` and `layer.get_updates_for(x)` are `[]`.
 
@@ -36,17 +44,4 @@ def tf1_layer_updates():
             train_op = optimizer.minimize(loss)
     ```
     """
-    global _users
-    with _lock:
-        if _users == 0:
-            keras.layers.Layer.updates = property(lambda layer: [])
-            keras.layers.Layer.get_updates_for = _get_updates_for
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                del keras.layers.Layer.updates
-                del keras.layers.Layer.get_updates_for
+    return _patch.active()

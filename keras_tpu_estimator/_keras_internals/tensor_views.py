@@ -14,12 +14,12 @@ TF1's `.value` of an unknown dimension, None. A JAX reach: class attributes
 patched while at least one block is open (in any thread).
 """
 
-import contextlib
 import sys
-import threading
 
 from jax._src import core
 from jax._src.export import shape_poly
+
+from keras_tpu_estimator._keras_internals.shared_patch import SharedPatch
 
 # Top-level packages whose code reads JAX's own shapes and dtypes.
 LIBRARIES = frozenset({
@@ -27,8 +27,6 @@ LIBRARIES = frozenset({
     "scipy", "tensorflow", "optree", "flax", "optax", "orbax",
 })
 
-_lock = threading.Lock()
-_users = 0
 _saved = {}
 _views = {}
 _is_library = {}
@@ -52,7 +50,29 @@ def _viewed(name, raw):
     return property(fget)
 
 
-@contextlib.contextmanager
+def _install(shape, dtype, methods):
+    _views.update(shape=shape, dtype=dtype)
+    for name in ("shape", "dtype"):
+        _saved[name] = core.Tracer.__dict__[name]
+        setattr(core.Tracer, name, _viewed(name, _saved[name]))
+    for name, method in methods.items():
+        setattr(core.Tracer, name, method)
+    _saved["methods"] = tuple(methods)
+    shape_poly._DimExpr.value = property(lambda dimension: None)
+
+
+def _uninstall():
+    for name in ("shape", "dtype"):
+        setattr(core.Tracer, name, _saved.pop(name))
+    for name in _saved.pop("methods"):
+        delattr(core.Tracer, name)
+    del shape_poly._DimExpr.value
+    _views.clear()
+
+
+_patch = SharedPatch(_install, _uninstall)
+
+
 def tracer_views(shape, dtype, methods):
     """Inside the block, a user's code reads tracers' `shape`/`dtype` through views.
 
@@ -68,27 +88,4 @@ def tracer_views(shape, dtype, methods):
         model_fn(features, labels, mode)  # features["x"].shape.as_list() works
     ```
     """
-    global _users
-    with _lock:
-        if _users == 0:
-            _views.update(shape=shape, dtype=dtype)
-            for name in ("shape", "dtype"):
-                _saved[name] = core.Tracer.__dict__[name]
-                setattr(core.Tracer, name, _viewed(name, _saved[name]))
-            for name, method in methods.items():
-                setattr(core.Tracer, name, method)
-            _saved["methods"] = tuple(methods)
-            shape_poly._DimExpr.value = property(lambda dimension: None)
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                for name in ("shape", "dtype"):
-                    setattr(core.Tracer, name, _saved.pop(name))
-                for name in _saved.pop("methods"):
-                    delattr(core.Tracer, name)
-                del shape_poly._DimExpr.value
-                _views.clear()
+    return _patch.active(shape, dtype, methods)

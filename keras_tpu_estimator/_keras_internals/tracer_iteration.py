@@ -12,13 +12,10 @@ iterates as before. A JAX reach (a class attribute patched while a block is
 open), kept here with the library's other reaches.
 """
 
-import contextlib
-import threading
-
 import jax
 
-_lock = threading.Lock()
-_users = 0
+from keras_tpu_estimator._keras_internals.shared_patch import SharedPatch
+
 _original = None
 
 NOT_ITERABLE = (
@@ -34,7 +31,23 @@ def _iter(tracer):
     return _original(tracer)
 
 
-@contextlib.contextmanager
+def _install():
+    global _original
+    from jax._src import core  # noqa: PLC0415
+
+    _original = core.Tracer.__iter__
+    core.Tracer.__iter__ = _iter
+
+
+def _uninstall():
+    from jax._src import core  # noqa: PLC0415
+
+    core.Tracer.__iter__ = _original
+
+
+_patch = SharedPatch(_install, _uninstall)
+
+
 def tf1_iteration():
     """Inside the block, iterating a tracer of symbolic length raises TF1's TypeError.
 
@@ -47,18 +60,4 @@ def tf1_iteration():
         rows = list(x)  # TypeError if x.shape[0] is an export's symbolic batch.
     ```
     """
-    global _users, _original
-    from jax._src import core
-
-    with _lock:
-        if _users == 0:
-            _original = core.Tracer.__iter__
-            core.Tracer.__iter__ = _iter
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                core.Tracer.__iter__ = _original
+    return _patch.active()
