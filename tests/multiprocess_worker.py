@@ -1,16 +1,17 @@
 """One process of the 2-process tests in `test_multiprocess.py`.
 
-Usage: python multiprocess_worker.py PROCESS_ID PORT OUT_JSON SCENARIO
+Usage: python multiprocess_worker.py PROCESS_ID PORT OUT_JSON SCENARIO[,SCENARIO...]
 
 Joins a 2-process JAX cluster on 127.0.0.1 (2 CPU devices per process) with
-`kte.distribute.initialize` (its default timeouts), trains on this
-process's shard of a shared data set and writes what it saw to OUT_JSON.
-SCENARIO "train" trains and evaluates an `EstimatorModel`; "estimator"
-trains, evaluates (a last batch of another size on each process), predicts
-and exports through `TPUEstimator` with one shared `model_dir`; "killed"
-trains until process 1 kills itself (SIGKILL) as the checkpoint of step 8
-starts; "resume" trains on the model_dir "killed" left, to step 12;
-"sharded" saves an array split over both processes' devices and restores it.
+`kte.distribute.initialize` (its default timeouts), runs the scenarios in
+order in the one cluster, each on this process's shard of a shared data set,
+and writes what each saw to OUT_JSON (`{scenario: report}`). Scenarios:
+"train" trains and evaluates an `EstimatorModel`; "estimator" trains,
+evaluates (a last batch of another size on each process), predicts and
+exports through `TPUEstimator` with one shared `model_dir`; "killed" trains
+until process 1 kills itself (SIGKILL) as the checkpoint of step 8 starts;
+"resume" trains on the model_dir "killed" left, to step 12; "sharded" saves
+an array split over both processes' devices and restores it.
 """
 
 import faulthandler
@@ -21,7 +22,9 @@ import sys
 
 faulthandler.register(signal.SIGUSR1)  # The tests dump a hung worker's stacks.
 
-process_id, port, out_path, scenario = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+process_id, port, out_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+scenarios = sys.argv[4].split(",")
+work_dir = os.path.dirname(out_path)
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ["KERAS_BACKEND"] = "jax"
 
@@ -45,7 +48,6 @@ rng = np.random.default_rng(0)
 X = rng.normal(size=(NUM_EXAMPLES, 4)).astype("float32")
 Y = (X @ np.array([1.0, -2.0, 0.5, 3.0], "float32") + 0.1).astype("float32")
 IDS = np.arange(NUM_EXAMPLES, dtype="float32")
-seen = {"train": [], "eval": [], "contexts": []}
 
 
 def input_fn(params, mode, num_examples=NUM_EXAMPLES):
@@ -115,14 +117,8 @@ class KillProcess1(kte.CheckpointSaverListener):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_report(report):
-    with open(out_path + ".tmp", "w") as f:
-        json.dump(report, f)
-    os.replace(out_path + ".tmp", out_path)
-
-
-if scenario == "sharded":
-    # An (8, 3) array split by rows over the 4 devices: each process holds half of it.
+def sharded():
+    """An (8, 3) array split by rows over the 4 devices: each process holds half of it."""
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec
 
@@ -130,23 +126,38 @@ if scenario == "sharded":
     sharding = NamedSharding(mesh, PartitionSpec("batch", None))
     full = np.arange(24, dtype="float32").reshape(8, 3)
     array = jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
-    directory = kte.checkpoint.CheckpointDirectory(
-        os.path.join(os.path.dirname(out_path), "model_dir"))
+    directory = kte.checkpoint.CheckpointDirectory(os.path.join(work_dir, "sharded_dir"))
     directory.save(3, {"w": array, "global_step": 3})
     target = jax.make_array_from_callback(full.shape, sharding,
                                           lambda index: np.zeros_like(full[index]))
     restored = directory.restore(targets={"w": target})["w"]
-    write_report({
+    return {
         "latest": os.path.basename(directory.latest_checkpoint()),
         "same_sharding": restored.sharding == sharding,
         "local": [np.asarray(s.data).tolist() for s in restored.addressable_shards],
         "expected_local": [full[s.index].tolist() for s in restored.addressable_shards],
-    })
-    sys.exit(0)
-keras.utils.set_random_seed(0)  # Identical initial weights on both processes.
-if scenario != "train":
-    model_dir = os.path.join(os.path.dirname(out_path), "model_dir")
-    estimator = kte.TPUEstimator(
+    }
+
+
+def train():
+    """An `EstimatorModel` fits 2 epochs and evaluates."""
+    config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2))
+    model = kte.EstimatorModel(model_fn, config=config, train_batch_size=32, eval_batch_size=32)
+    model.compile()
+    model.fit(input_fn, epochs=2, verbose=0)
+    results = model.evaluate(input_fn, verbose=0, return_dict=True)
+    return {
+        "process_count": jax.process_count(),
+        "devices": jax.device_count(),
+        "global_step": model.global_step,
+        "weights": [np.asarray(v.value).tolist() for v in model.store.variables],
+        "results": results,
+    }
+
+
+def tpu_estimator():
+    model_dir = os.path.join(work_dir, "model_dir")
+    return model_dir, kte.TPUEstimator(
         model_fn=model_fn,
         config=kte.RunConfig(model_dir=model_dir, save_checkpoints_steps=4,
                              tpu_config=kte.TPUConfig(iterations_per_loop=2)),
@@ -154,47 +165,51 @@ if scenario != "train":
         eval_batch_size=32,
         predict_batch_size=32,
     )
-if scenario == "killed":
-    estimator.train(input_fn, max_steps=100, saving_listeners=[KillProcess1()])
-    sys.exit("process 1 was not killed")
-if scenario == "resume":
-    start = os.path.basename(estimator.latest_checkpoint())
-    estimator.train(input_fn, max_steps=12)
-    write_report({
-        "start": start,
-        "end": os.path.basename(estimator.latest_checkpoint()),
-        "model_dir": sorted(os.listdir(model_dir)),
-    })
-    sys.exit(0)
-if scenario == "estimator":
-    # TPUEstimator on both processes, one shared model_dir.
+
+
+def estimator():
+    """TPUEstimator on both processes, one shared model_dir."""
+    model_dir, estimator = tpu_estimator()
     estimator.train(input_fn, max_steps=8)
     results = estimator.evaluate(input_fn)
     predictions = list(estimator.predict(uneven_input_fn))
     export = estimator.export_saved_model(os.path.join(model_dir, "export"),
                                           serving_input_receiver_fn)
     uneven = estimator.evaluate(uneven_input_fn, name="uneven")
-    write_report({
+    return {
         "results": {k: float(v) for k, v in results.items()},
         "uneven_results": {k: float(v) for k, v in uneven.items()},
         "kernel": np.asarray(estimator.get_variable_value("dense/kernel")).tolist(),
         "checkpoint": os.path.basename(estimator.latest_checkpoint()),
         "predicted_ids": [int(p["id"]) for p in predictions],
         "export": os.fsdecode(export),
-        **seen,
-    })
-    sys.exit(0)
-config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=2))
-model = kte.EstimatorModel(model_fn, config=config, train_batch_size=32, eval_batch_size=32)
-model.compile()
-model.fit(input_fn, epochs=2, verbose=0)
-results = model.evaluate(input_fn, verbose=0, return_dict=True)
-weights = [np.asarray(v.value).tolist() for v in model.store.variables]
-write_report({
-    "process_count": jax.process_count(),
-    "devices": jax.device_count(),
-    "global_step": model.global_step,
-    "weights": weights,
-    "results": results,
-    **seen,
-})
+    }
+
+
+def killed():
+    _, estimator = tpu_estimator()
+    estimator.train(input_fn, max_steps=100, saving_listeners=[KillProcess1()])
+    sys.exit("process 1 was not killed")
+
+
+def resume():
+    model_dir, estimator = tpu_estimator()
+    start = os.path.basename(estimator.latest_checkpoint())
+    estimator.train(input_fn, max_steps=12)
+    return {
+        "start": start,
+        "end": os.path.basename(estimator.latest_checkpoint()),
+        "model_dir": sorted(os.listdir(model_dir)),
+    }
+
+
+SCENARIOS = {"sharded": sharded, "train": train, "estimator": estimator,
+             "killed": killed, "resume": resume}
+reports = {}
+for scenario in scenarios:
+    seen = {"train": [], "eval": [], "contexts": []}
+    keras.utils.set_random_seed(0)  # Identical initial weights on both processes.
+    reports[scenario] = {**SCENARIOS[scenario](), **seen}
+with open(out_path + ".tmp", "w") as f:
+    json.dump(reports, f)
+os.replace(out_path + ".tmp", out_path)

@@ -2,10 +2,12 @@
 
 Each process runs `tests/multiprocess_worker.py` with 2 local devices: a
 mesh of 4 devices, 2 hosts, joined by `kte.distribute.initialize` with its
-default timeouts. Four launches (about 10 s each): "train" (EstimatorModel),
-"estimator" (TPUEstimator train, evaluate, predict, export), "killed" (process
-1 dies mid-save) and "resume" (restart on the directory "killed" left). The
-processes are bounded by timeouts; a hung worker's stacks go to its log.
+default timeouts. Three launches (about 10 s each, most of it starting the
+processes): "sharded,train,estimator" (a sharded array saved and restored, an
+EstimatorModel's fit, TPUEstimator's train, evaluate, predict and export, one
+after the other in one cluster), "killed" (process 1 dies mid-save) and
+"resume" (restart on the directory "killed" left). The processes are bounded
+by timeouts; a hung worker's stacks go to its log.
 """
 
 import json
@@ -54,7 +56,7 @@ def _stop(processes):
 
 
 def _run(tmp_path, scenario):
-    """Both processes' reports of `scenario`, run to the end."""
+    """Both processes' reports (`{scenario: report}`) of `scenario`, run to the end."""
     processes = _start(tmp_path, scenario)
     try:
         codes = [p.wait(timeout=180) for p in processes]
@@ -66,9 +68,16 @@ def _run(tmp_path, scenario):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def completed_run(tmp_path_factory):
+    """Both processes' reports of the scenarios that run to the end, and their directory."""
+    directory = tmp_path_factory.mktemp("multiprocess")
+    return _run(directory, "sharded,train,estimator"), directory
+
+
+@pytest.fixture(scope="module")
+def trained(completed_run):
     """Both processes' reports after fit (2 epochs) and evaluate."""
-    return _run(tmp_path_factory.mktemp("multiprocess"), "train")
+    return [report["train"] for report in completed_run[0]]
 
 
 def test_processes_form_one_cluster(trained):
@@ -105,10 +114,10 @@ def test_evaluation_counts_every_example_once(trained):
 
 
 @pytest.fixture(scope="module")
-def estimator_run(tmp_path_factory):
+def estimator_run(completed_run):
     """Both processes' reports of the "estimator" scenario, and its directory."""
-    directory = tmp_path_factory.mktemp("estimator")
-    return _run(directory, "estimator"), directory
+    reports, directory = completed_run
+    return [report["estimator"] for report in reports], directory
 
 
 def test_tpu_estimator_trains_checkpoints_and_evaluates_across_processes(estimator_run):
@@ -187,7 +196,7 @@ def test_a_restart_after_a_kill_resumes_from_the_last_complete_checkpoint(killed
     # caught): the restart must neither read nor trip over it.
     (model_dir / "model.ckpt-8_temp").mkdir()
     (model_dir / "model.ckpt-8_temp" / "part-00000-of-00002.index").write_bytes(b"")
-    reports = _run(directory, "resume")
+    reports = [report["resume"] for report in _run(directory, "resume")]
     assert [r["start"] for r in reports] == ["model.ckpt-4", "model.ckpt-4"]
     assert [r["end"] for r in reports] == ["model.ckpt-12", "model.ckpt-12"]
     assert {f"model.ckpt-{step}.index" for step in (4, 8, 12)} <= set(reports[0]["model_dir"])
@@ -195,10 +204,10 @@ def test_a_restart_after_a_kill_resumes_from_the_last_complete_checkpoint(killed
 
 
 @pytest.fixture(scope="module")
-def sharded_run(tmp_path_factory):
+def sharded_run(completed_run):
     """Both processes' reports of saving and restoring an array split over them."""
-    directory = tmp_path_factory.mktemp("sharded")
-    return _run(directory, "sharded"), directory / "model_dir"
+    reports, directory = completed_run
+    return [report["sharded"] for report in reports], directory / "sharded_dir"
 
 
 def test_each_process_writes_its_slices_of_a_sharded_array_into_one_checkpoint(sharded_run):
