@@ -16,6 +16,7 @@ tf_data.num_steps(dataset, batch_size=4, drop_short=True)  # None: which are sho
 """
 
 import jax
+import numpy as np
 
 
 def num_steps(dataset, batch_size, drop_short):
@@ -123,11 +124,13 @@ def stacked_runs(dataset, stack):
     """Yields runs `(element, rows)`: batches of the same rows stacked on axis 0.
 
     tf.data stacks `stack` batches at a time and prefetches on its threads.
-    Each batch carries the row count of each of its leaves (`rows`, in
-    `tf.nest.flatten` order: each leaf has its own leading dimension), and
-    `padded_batch` pads a short batch to the others' size; the stacks are
-    cut here (views) where the row counts change, and each leaf's padding
-    is cut off.
+    `rows` holds the row count of each of the element's leaves (in
+    `tf.nest.flatten` order: each leaf has its own leading dimension). When
+    every leaf's batch dimension is static, every batch has those rows and
+    tf.data stacks them as they are (`batch`). Otherwise each batch carries
+    its row counts, `padded_batch` pads a short batch to the others' size,
+    the stacks are cut here (views) where the row counts change, and each
+    leaf's padding is cut off.
 
     Args:
         dataset: a `stackable` dataset of batches.
@@ -135,6 +138,16 @@ def stacked_runs(dataset, stack):
     """
     import tensorflow as tf
 
+    static = [s.shape[0] for s in tf.nest.flatten(dataset.element_spec)]
+    if None not in static:
+        # No per-batch row counts to read: no map (a traced function) and no
+        # padding, which would cost more to set up than a short input runs.
+        rows = np.array(static)
+        for element in dataset.batch(stack).prefetch(tf.data.AUTOTUNE).as_numpy_iterator():
+            yield element, rows
+        return
+
+    @tf.autograph.experimental.do_not_convert
     def with_rows(*element):  # A tuple arrives unpacked; kept a tuple.
         return element, tf.stack([tf.shape(t)[0] for t in tf.nest.flatten(element)])
 
