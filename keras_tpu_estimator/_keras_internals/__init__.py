@@ -401,6 +401,7 @@ from keras_tpu_estimator._keras_internals.tensor_views import tracer_views  # no
 from keras_tpu_estimator._keras_internals.layer_updates import tf1_layer_updates  # noqa: E402,F401
 
 # Keras layers created inside model_fn: kept in their own module.
+from keras_tpu_estimator._keras_internals.batched_random import batched_random_bits  # noqa: E402,F401,E501
 from keras_tpu_estimator._keras_internals.layer_construction import after_build  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import calling_layers  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import constructions_paused  # noqa: E402,F401,E501
