@@ -94,18 +94,21 @@ def segment_bits(keys, shapes):
     Returns:
         The n arrays of uint32 bits.
     """
-    sizes = np.array([math.prod(s) for s in shapes], np.int64)
-    total = int(sizes.sum())
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    segment = jnp.repeat(jnp.arange(len(shapes)), sizes, total_repeat_length=total)
-    keys = jnp.asarray(keys, jnp.uint32)
-    counts = jnp.arange(total, dtype=jnp.uint32) - jnp.asarray(starts, jnp.uint32)[segment]
+    sizes = [math.prod(s) for s in shapes]
+    total = sum(sizes)
+    # Behind a barrier the keys are not constants to XLA: it would otherwise
+    # fold the whole draw at compile time (a minute for 3M elements).
+    keys = jax.lax.optimization_barrier(jnp.asarray(keys, jnp.uint32))
+    key1, key2 = (jnp.concatenate([jnp.broadcast_to(keys[i, word], (size,))
+                                   for i, size in enumerate(sizes)]) for word in (0, 1))
+    counts = jnp.concatenate([jnp.arange(size, dtype=jnp.uint32) for size in sizes])
     high = jnp.zeros((total,), jnp.uint32)  # The counts' high words: all below 2**32.
     bits1, bits2 = jax.extend.random.threefry2x32_p.bind(
-        keys[segment, 0], keys[segment, 1], high, counts)
+        key1, key2, high, counts)
     flat = bits1 ^ bits2  # As `jax.random.bits` combines them (32 bits).
+    starts = np.cumsum([0] + sizes[:-1]).tolist()
     return [flat[start:start + size].reshape(shape)
-            for start, size, shape in zip(starts.tolist(), sizes.tolist(), shapes)]
+            for start, size, shape in zip(starts, sizes, shapes)]
 
 
 def _groups(draws, limit):
