@@ -366,3 +366,16 @@ def test_a_shared_patch_is_installed_by_the_first_block_and_removed_by_the_last(
         with patch.active(2):
             assert calls == [("install", (1,))]
     assert calls == [("install", (1,)), ("uninstall",)]
+
+
+def test_a_keras_initializer_draws_through_random_bits_of_a_constant_threefry_key():
+    # What `batched_random` batches: Keras's seeds are concrete, wrapped as
+    # threefry keys, and drawn by `random_bits` inside `jax.random`'s jits.
+    closed = jax.make_jaxpr(lambda: keras.initializers.GlorotUniform(seed=1)((3, 4)))()
+    (wrap,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "random_wrap"]
+    assert wrap.params["impl"].name == "threefry2x32"
+    assert wrap.invars[0] in closed.jaxpr.constvars
+    calls = [e for e in closed.jaxpr.eqns if e.primitive.name == "jit"]
+    assert [e.primitive.name for call in calls for e in call.params["jaxpr"].jaxpr.eqns
+            if e.primitive.name == "random_bits"] == ["random_bits"]
+    assert jax.config.jax_threefry_partitionable
