@@ -68,19 +68,23 @@ def test_draws_are_grouped_up_to_the_element_limit(limit, calls):
         np.testing.assert_array_equal(value, expected)
 
 
-def test_a_traced_key_or_a_draw_in_a_conditional_is_left_as_it_was():
+TYPED_KEY = jax.random.key(9)  # A typed key array, captured as a constant.
+
+
+def test_a_traced_key_a_typed_constant_or_a_draw_in_a_conditional_is_left_as_it_was():
     def values(seed):
         key, *keys = [jax.random.wrap_key_data(k) for k in KEYS[:3]]
         return [
             jax.random.normal(jax.random.fold_in(key, seed), (3,)),  # A traced key.
             jax.lax.cond(seed > 0, lambda: jax.random.normal(key, (2,)), lambda: jnp.ones(2)),
+            jax.random.normal(TYPED_KEY, (2,)),
             jax.random.normal(keys[0], (4,)),
             jax.random.normal(keys[1], (4,)),
         ]
 
     closed = jax.make_jaxpr(lambda: values(jnp.int32(3)))()
     batched = batched_random.batched_random_bits(closed)
-    assert _draw_count(batched) == 1 + 1 + 1  # The traced draw, the cond's, the batch.
+    assert _draw_count(batched) == 1 + 1 + 1 + 1  # Traced, cond's, typed key's; the batch.
     for value, expected in zip(jax.jit(batched)(), values(jnp.int32(3))):
         np.testing.assert_array_equal(value, expected)
 

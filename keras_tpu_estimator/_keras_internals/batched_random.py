@@ -50,37 +50,40 @@ def _batched_keys(closed):
     in evaluation order (nested `jit`s inlined), None for any other."""
     found = []
 
-    def walk(jaxpr, known):
-        # `known`: var -> concrete raw threefry key data (uint32[2]).
+    def walk(jaxpr, values, keys):
+        # `values`: var -> a concrete constant; `keys`: var -> the raw data
+        # (uint32[2]) of a threefry key wrapped from a constant.
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
             if name == "random_wrap":
-                raw = _value(eqn.invars[0], known)
+                raw = _value(eqn.invars[0], values)
                 if (raw is not None and eqn.params["impl"].name == "threefry2x32"
                         and np.shape(raw) == (2,)):
-                    known[eqn.outvars[0]] = np.asarray(raw, np.uint32)
+                    keys[eqn.outvars[0]] = np.asarray(raw, np.uint32)
             elif name == "random_bits":
-                key = _value(eqn.invars[0], known)
+                key = keys.get(eqn.invars[0]) if isinstance(eqn.invars[0], core.Var) else None
                 usable = (key is not None and eqn.params["bit_width"] == 32
                           and math.prod(eqn.params["shape"]) <= GROUP_ELEMENTS)
                 found.append((key, tuple(eqn.params["shape"])) if usable else None)
             elif _is_draw_call(eqn):
                 inner = eqn.params["jaxpr"]
-                inner_known = dict(zip(inner.jaxpr.constvars, inner.consts))
+                inner_values = dict(zip(inner.jaxpr.constvars, inner.consts))
+                inner_keys = {}
                 for var, outer in zip(inner.jaxpr.invars, eqn.invars):
-                    value = _value(outer, known)
-                    if value is not None:
-                        inner_known[var] = value
-                walk(inner.jaxpr, inner_known)
+                    if _value(outer, values) is not None:
+                        inner_values[var] = _value(outer, values)
+                    if isinstance(outer, core.Var) and outer in keys:
+                        inner_keys[var] = keys[outer]
+                walk(inner.jaxpr, inner_values, inner_keys)
 
-    walk(closed.jaxpr, dict(zip(closed.jaxpr.constvars, closed.consts)))
+    walk(closed.jaxpr, dict(zip(closed.jaxpr.constvars, closed.consts)), {})
     return found
 
 
-def _value(var, known):
+def _value(var, values):
     if isinstance(var, core.Literal):
         return var.val
-    return known.get(var)
+    return values.get(var)
 
 
 def segment_bits(keys, shapes):
