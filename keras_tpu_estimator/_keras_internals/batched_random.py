@@ -29,8 +29,9 @@ import numpy as np
 from jax._src import core
 
 _JIT = "jit"  # The name `jax.jit`'s primitive prints as (`pjit` before JAX 0.7).
-# Elements drawn per threefry call: each call holds about 20 bytes per
-# element at once (counts, keys, both words), so 2**25 elements hold 640 MB.
+# Elements drawn per threefry call: a call holds about 28 bytes per element
+# at once (both key words, the counts and their high words, both output words,
+# the result), so 2**25 elements hold under 1 GB.
 GROUP_ELEMENTS = 2**25
 
 
@@ -70,8 +71,9 @@ def _batched_keys(closed):
                 inner_values = dict(zip(inner.jaxpr.constvars, inner.consts))
                 inner_keys = {}
                 for var, outer in zip(inner.jaxpr.invars, eqn.invars):
-                    if _value(outer, values) is not None:
-                        inner_values[var] = _value(outer, values)
+                    value = _value(outer, values)
+                    if value is not None:
+                        inner_values[var] = value
                     if isinstance(outer, core.Var) and outer in keys:
                         inner_keys[var] = keys[outer]
                 walk(inner.jaxpr, inner_values, inner_keys)
