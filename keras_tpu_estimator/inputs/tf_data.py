@@ -43,11 +43,10 @@ def num_steps(dataset, batch_size, drop_short):
     if not drop_short or count == 0:
         return count
     # The batch dimension is the smallest leading one (`checks.batch_rows`).
-    static_rows = [s.shape[:1].as_list() for s in tf.nest.flatten(dataset.element_spec)]
-    if all(rows and rows[0] is not None for rows in static_rows):
+    rows = static_rows(dataset)
+    if rows is not None:
         # Every batch has this size: all run, or none is full.
-        smallest = min(rows[0] for rows in static_rows)
-        return count if batch_size in (None, smallest) else 0
+        return count if batch_size in (None, min(rows)) else 0
 
     def rows_at(index):
         element = tf.nest.flatten(tf.data.experimental.at(dataset, index))
@@ -60,6 +59,17 @@ def num_steps(dataset, batch_size, drop_short):
     # A short last batch may be one of several (a dataset batched, then
     # repeated): their number is unknown.
     return count if full else None
+
+
+def static_rows(dataset):
+    """Each tensor's leading dimension (in `tf.nest.flatten` order) when all
+    are static, as `batch(..., drop_remainder=True)` makes them; else None."""
+    import tensorflow as tf
+
+    rows = [s.shape[:1].as_list() for s in tf.nest.flatten(dataset.element_spec)]
+    if all(r and r[0] is not None for r in rows):
+        return [r[0] for r in rows]
+    return None
 
 
 def stackable(dataset):
@@ -138,8 +148,8 @@ def stacked_runs(dataset, stack):
     """
     import tensorflow as tf
 
-    static = [s.shape[0] for s in tf.nest.flatten(dataset.element_spec)]
-    if None not in static:
+    static = static_rows(dataset)
+    if static is not None:
         # No per-batch row counts to read: no map (a traced function) and no
         # padding, which would cost more to set up than a short input runs.
         rows = np.array(static)
