@@ -26,13 +26,18 @@ For each program it prints:
   ones the persistent compilation cache served (`hits`).
 
     python benchmarks/bench_corpus.py [--programs mnist,resnet] [--seeds 1,2]
-        [--original /path/to/tf215/python]
+        [--original /path/to/tf215/python] [--work DIR]
+
+`--work DIR` keeps the converted programs, their data, logs and reports in
+`DIR` (each program's cold run still starts from an empty cache), to run a
+program again by hand from its log's commands.
 
 `$KTE_CORPUS_DEPS` names a folder of the programs' own imports
 (sentencepiece, tensorflow_hub, pandas, Pillow), put on their `PYTHONPATH`.
 """
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -181,6 +186,8 @@ def main():
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--seeds", default="1", help="comma-separated DRIVER_SEED values")
     parser.add_argument("--original", help="a Python with TensorFlow 2.15 + tensorflow-estimator 2.15")
+    parser.add_argument("--work", help="a folder to keep the converted programs, data and logs in "
+                                       "(default: a temporary one, removed at the end)")
     args = parser.parse_args()
     corpus = corpus_dir()
     runner = load_reference_runner(corpus)
@@ -189,13 +196,14 @@ def main():
     print(f"original: {source}; ratios are ours / original")
     print(f"{'program':12} {'seed':>4} {'state':>5} {'wall s':>7} {'orig s':>7} {'wall x':>6}  "
           f"{'steps/s':>8} {'orig':>7} {'rate x':>6}  {'programs':>8} {'hits':>5}")
-    with tempfile.TemporaryDirectory() as tmp:
-        work = pathlib.Path(tmp)
+    with contextlib.ExitStack() as stack:
+        work = pathlib.Path(args.work or stack.enter_context(tempfile.TemporaryDirectory()))
         for name in args.programs.split(","):
             program = Program(name, corpus, runner, work, args.original)
             program.prepare()
             reference = json.loads((corpus / "reference" / f"{name}.json").read_text())["runs"]
             cache = work / name / "compilation_cache"
+            shutil.rmtree(cache, ignore_errors=True)  # A kept --work folder's cache is not cold.
             for seed, state in [(seeds[0], "cold")] + [(s, "warm") for s in seeds]:
                 if args.original:
                     theirs = program.run_original(seed)

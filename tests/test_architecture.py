@@ -36,7 +36,8 @@ MAY_IMPORT = {
         "model_fn", "inputs.sources", "inputs.checks", "metrics", "hooks.fetches", "summary",
     },
     "model": SHARED | {
-        "engine", "inputs", "model_fn.call", "hooks.fetches", "summary", "strategy",
+        "engine", "inputs", "model_fn.call", "model_fn.initialization", "hooks.fetches",
+        "summary", "strategy",
     },
     "estimator": SHARED | {
         "model", "model_fn.call", "model_fn.store", "inputs.input_fn", "checkpoint", "export",

@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec
 import keras_tpu_estimator as kte
 from keras_tpu_estimator import checkpoint as ckpt
 
+from compile_counter import CompileCounter
 from model_fns import estimator_model
 from model_fns import store_value
 from model_fns import write_tf1_checkpoint
@@ -294,6 +295,39 @@ def test_an_unfinished_save_is_never_read(tmp_path):
     assert ckpt.latest_checkpoint(tmp_path) == str(tmp_path / "model.ckpt-1")
     with pytest.raises(ValueError, match="must name a complete checkpoint"):
         ckpt.list_variables(tmp_path / "model.ckpt-9")
+
+
+@pytest.mark.parametrize("value, finite", [
+    (np.array([1.0, -2.5, 0.0], np.float32), True),
+    (np.array([1.0, np.nan], np.float32), False),
+    (np.array([np.inf, 1.0], np.float64), False),
+    (np.array([-np.inf, np.inf]), False),
+    # Finite values whose sum overflows are finite.
+    (np.array([3e38, 3e38], np.float32), True),
+    (np.full(5, 60000.0, np.float16), True),
+    (np.array([1.0, np.nan], np.float16), False),
+    (jax.numpy.array([1.0, 2.0], jax.numpy.bfloat16), True),
+    (jax.numpy.array([1.0, np.nan], jax.numpy.bfloat16), False),
+    (np.array(np.nan, np.float32), False),
+    (np.zeros((0, 3), np.float32), True),
+    (np.array([1 + 2j, np.nan], np.complex64), False),
+])
+def test_non_finite_names_checks_every_element(value, finite):
+    from keras_tpu_estimator.checkpoint.model_state import non_finite_names
+
+    values = {"w": value, "step": np.int64(3), "v": keras.Variable([0.5])}
+    assert non_finite_names(values) == ([] if finite else ["w"])
+
+
+def test_non_finite_names_of_arrays_this_process_holds_compiles_nothing():
+    from keras_tpu_estimator.checkpoint.model_state import non_finite_names
+
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("x",))
+    values = {"sharded": jax.device_put(np.arange(8.0), NamedSharding(mesh, PartitionSpec("x"))),
+              "variable": keras.Variable([np.inf])}
+    with CompileCounter() as compiles:
+        assert non_finite_names(values) == ["variable"]
+    assert compiles.count == 0
 
 
 # -- An EstimatorModel's checkpoint. -------------------------------------------

@@ -313,10 +313,12 @@ class TPUEstimator(Exporting):
         if stop is not None and stop <= start:
             _log.info("Skipping training: a StopAtStepHook's last step is reached.")
             return self
-        source = model.build_for(ModeKeys.TRAIN, input_fn)
-        loaded = from_memory or self._checkpoints.load(model) is not None
-        if not loaded and self._warm_start_from is not None:
-            checkpoint_lib.warm_start(model, self._warm_start_from)
+        # As TF1's Scaffold, initializers run only for what no checkpoint gives.
+        with model.restoring():
+            source = model.build_for(ModeKeys.TRAIN, input_fn)
+            loaded = from_memory or self._checkpoints.load(model) is not None
+            if not loaded and self._warm_start_from is not None:
+                checkpoint_lib.warm_start(model, self._warm_start_from)
         user_hooks += list(model.spec_hooks.get(ModeKeys.TRAIN) or [])
         remaining = train_plan.steps_to_run(
             start, steps, max_steps, stop=train_plan.stop_step(user_hooks, start),
@@ -384,8 +386,9 @@ class TPUEstimator(Exporting):
             self._require_checkpoint()  # Fails before input_fn; the latest is read below.
         self._seed()
         model = self._model(ModeKeys.EVAL)
-        source = model.build_for(ModeKeys.EVAL, input_fn)
-        step = self._checkpoints.load(model, checkpoint_path)
+        with model.restoring():
+            source = model.build_for(ModeKeys.EVAL, input_fn)
+            step = self._checkpoints.load(model, checkpoint_path)
         callbacks = hooks_lib.as_callbacks(
             list(hooks or []) + list(model.spec_hooks.get(ModeKeys.EVAL) or []), ModeKeys.EVAL
         ) + [hooks_lib.EvaluationLoggingCallback()]
@@ -429,8 +432,10 @@ class TPUEstimator(Exporting):
         predict_keys, hooks = estimator_args.predict_args(predict_keys, hooks)
         self._seed()
         model = self._model(ModeKeys.PREDICT)
-        source = model.build_for(ModeKeys.PREDICT, input_fn)
-        if self._checkpoints.load(model, checkpoint_path) is None:
+        with model.restoring():
+            source = model.build_for(ModeKeys.PREDICT, input_fn)
+            loaded = self._checkpoints.load(model, checkpoint_path) is not None
+        if not loaded:
             _log.warning(
                 "Could not find trained model in model_dir: %s, running "
                 "initialization to predict.", self.model_dir,

@@ -141,9 +141,10 @@ def build_archive(model, serving_input_receiver_fn, global_step=None, platforms=
     feature_signature = {
         k: tf.TensorSpec(t.shape, _jax_dtype(t.dtype), name=k) for k, t in features.items()
     }
-    _build_predict_mode(model, feature_signature, single)
-    if restore is not None:
-        global_step = restore()
+    with model.restoring():  # Initial values only for what `restore` leaves.
+        _build_predict_mode(model, feature_signature, single)
+        if restore is not None:
+            global_step = restore()
     step = model.global_step if global_step is None else int(global_step)
     kinds = {}
 

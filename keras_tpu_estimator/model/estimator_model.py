@@ -26,6 +26,7 @@ from keras_tpu_estimator.model.batches import OneBatch
 from keras_tpu_estimator.model.saving import Saving
 from keras_tpu_estimator.model.summary import Summary
 from keras_tpu_estimator.model.trainer import LoopTrainer
+from keras_tpu_estimator.model_fn import initialization
 from keras_tpu_estimator.model_fn.call import check_model_fn
 from keras_tpu_estimator.model_fn.call import check_params
 from keras_tpu_estimator.spec import ModeKeys
@@ -326,6 +327,27 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         self.build_from_batch(mode, source.sample(
             batch_size, self.steps_per_execution, self._feed.max_loop_bytes))
         return source
+
+    def restoring(self):
+        """A block that builds modes and restores them: what it restores is never initialized.
+
+        TF1 ran no initializer of a variable it restored from a checkpoint.
+        Modes built inside the block compute no initial value: their new
+        variables hold zeros until the block ends, when those the block did
+        not assign (the checkpoint lacks them, or none was loaded) get their
+        initial values, by one program, as a build outside the block gives.
+        A mode restored whole compiles no initializer.
+
+        Example:
+
+        ```python
+        with model.restoring():
+            source = model.build_for(kte.ModeKeys.EVAL, input_fn)
+            kte.checkpoint.restore_model(checkpoints, model)
+        model.evaluate(source)
+        ```
+        """
+        return initialization.restore_pending()
 
     def build_from_batch(self, mode, batch):
         """Creates everything `model_fn` uses in `mode`, from a sample batch.

@@ -39,6 +39,7 @@ import threading
 
 import jax
 import jax.extend.core
+import numpy as np
 
 from keras_tpu_estimator import _keras_internals
 
@@ -145,10 +146,69 @@ def created_together(fn):
         closed = jax.make_jaxpr(traced)()
     finally:
         _state.together = None
-    initialize(box["variables"], closed)
+    pending = getattr(_state, "restore_pending", None)
+    if pending is not None and _host_zeros_can_hold(box["variables"]):
+        pending.append(_hold_placeholders(box["variables"], closed))
+    else:
+        initialize(box["variables"], closed)
     for build in builds:
         _run_pending(build)
     return box["result"]
+
+
+@contextlib.contextmanager
+def restore_pending():
+    """Inside, built variables wait for a checkpoint before any initial value is computed.
+
+    TF1 ran no initializer of a variable it restored: a `Scaffold`'s
+    `init_op` ran only when there was no checkpoint. Inside the block,
+    `created_together` computes no initial value; its variables hold zeros
+    made on the host (no program is compiled or run), and their deferred
+    initializers (`init_from_checkpoint`) run as usual. When the block
+    ends, even by an exception, every variable still holding its zeros (no
+    checkpoint was restored, or it had no value for the variable) gets its
+    initial value, by one program, as outside the block.
+
+    Example:
+
+    ```python
+    with initialization.restore_pending():
+        model.build_for(ModeKeys.EVAL, input_fn)
+        checkpoints.load(model)  # Only what it lacks is initialized.
+    ```
+    """
+    if getattr(_state, "restore_pending", None) is not None:
+        yield  # Nested: the outermost block initializes.
+        return
+    _state.restore_pending = pending = []
+    try:
+        yield
+    finally:
+        _state.restore_pending = None
+        for variables, closed, placeholders in pending:
+            waiting = [_keras_internals.current_values([v])[0] is p
+                       for v, p in zip(variables, placeholders)]
+            if any(waiting):
+                initialize([v for v, w in zip(variables, waiting) if w],
+                           _keras_internals.jaxpr_outputs_only(closed, waiting))
+
+
+def _host_zeros_can_hold(variables):
+    """Whether numpy has every variable's dtype (not so for a typed PRNG key)."""
+    return not any(jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended)
+                   for value in _keras_internals.current_values(variables))
+
+
+def _hold_placeholders(variables, closed):
+    """Gives `variables` zeros laid out by their layouts; `(variables, closed, zeros)`."""
+    placeholders = []
+    for variable, value in zip(variables, _keras_internals.current_values(variables)):
+        zeros = np.zeros(value.shape, value.dtype)
+        sharding = _keras_internals.variable_sharding(variable)
+        placeholders.append(jax.device_put(zeros, sharding) if sharding is not None
+                            else jax.device_put(zeros))
+    _keras_internals.set_initial_values(variables, placeholders)
+    return variables, closed, placeholders
 
 
 def abstract_values(structs):
