@@ -20,6 +20,10 @@ from keras_tpu_estimator import compilation_cache  # noqa: E402
 
 compilation_cache.enable_default()
 
+from keras_tpu_estimator._keras_internals import callback_cache as _callback_cache  # noqa: E402
+
+_callback_cache.install()  # Programs calling TensorFlow's kernels are cached too.
+
 from keras_tpu_estimator._backend import routing as _routing  # noqa: E402
 
 _routing.install()  # On CPU: TensorFlow's oneDNN convolutions, im2col, tiled max pools.

@@ -379,3 +379,26 @@ def test_a_keras_initializer_draws_through_random_bits_of_a_constant_threefry_ke
     assert [e.primitive.name for call in calls for e in call.params["jaxpr"].jaxpr.eqns
             if e.primitive.name == "random_bits"] == ["random_bits"]
     assert jax.config.jax_threefry_partitionable
+
+
+def test_jax_compiles_through_compile_or_get_cached_with_a_closure_over_each_buffer_callback(
+        monkeypatch):
+    from jax._src import compiler
+    from jax.experimental import buffer_callback
+
+    from keras_tpu_estimator._keras_internals import callback_cache
+
+    def on_host(ctx, out, x):
+        np.asarray(out)[...] = np.asarray(x)
+
+    seen = []
+    original = compiler.compile_or_get_cached
+
+    def spy(backend, computation, devices, options, host_callbacks, *rest, **kwargs):
+        seen.extend(host_callbacks)
+        return original(backend, computation, devices, options, host_callbacks, *rest, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_or_get_cached", spy)
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    jax.jit(lambda x: buffer_callback.buffer_callback(on_host, spec)(x) + 1)(jnp.zeros(3))
+    assert [callback_cache.buffer_callback_function(c) for c in seen] == [on_host]

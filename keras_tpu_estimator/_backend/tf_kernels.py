@@ -32,6 +32,7 @@ from jax import numpy as jnp
 from jax.experimental import buffer_callback
 
 from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._keras_internals import callback_cache
 
 
 @functools.cache
@@ -178,6 +179,7 @@ def _graph(key, fns, args):
 def _host(graph):
     """A `buffer_callback` running `graph` into XLA's output buffers."""
 
+    @callback_cache.mark  # Programs calling it are persistently cached.
     def on_host(ctx, out, *buffers):
         del ctx
         results = graph(*[_tensor(b) for b in buffers])
