@@ -176,6 +176,34 @@ def test_loop_programs_compile_once_per_key():
     assert len(traces) == 1
 
 
+def conv_fn(size):
+    """A model_fn convolving `size` x `size` images: XLA convolves 6 x 6, TensorFlow 10 x 10."""
+    def model_fn(features, labels, mode, params):
+        images = keras.ops.reshape(features, (-1, 1, 1, 2)) * keras.ops.ones((1, size, size, 2))
+        conv = kte.get_or_create_layer("conv", lambda: keras.layers.Conv2D(3, 3, padding="same"))
+        outputs = keras.ops.mean(conv(images), axis=(1, 2, 3))
+        loss = keras.ops.mean(keras.ops.square(outputs - labels))
+        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
+
+    return model_fn
+
+
+@pytest.mark.parametrize("model_fn, expected", [
+    (linear_fn, False), (conv_fn(6), True), (conv_fn(10), False),
+], ids=["dense", "xla_convolution", "tensorflow_convolution"])
+def test_a_build_records_whether_the_model_holds_an_xla_convolution(model_fn, expected):
+    _, parts = built(TRAIN, model_fn)
+    assert parts.xla_convolutions == {TRAIN: expected}
+
+
+def test_the_loop_kind_of_a_mode_built_without_xla_convolutions_traces_no_step(monkeypatch):
+    program, parts = built(TRAIN)
+    runner = loop_lib.LoopRunner(steps_lib.Steps(program, parts), parts, None,
+                                 parts.distribution)
+    monkeypatch.setattr(jax, "make_jaxpr", lambda *a, **k: pytest.fail("the step was traced"))
+    assert runner.loop_kind(TRAIN, chunk=None) == loop_lib.SCAN  # The build answered.
+
+
 def test_an_unknown_loop_kind_is_refused():
     with pytest.raises(ValueError, match="`kind` must be one of"):
         loop_lib.loop_program(lambda s, b: (s, b), "unrolled")

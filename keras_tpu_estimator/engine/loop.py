@@ -228,7 +228,11 @@ class LoopRunner:
         return self._chosen[mode]
 
     def _convolves(self, mode, chunk, resident):
-        """Whether `mode`'s step holds a convolution (traced, not compiled)."""
+        """Whether `mode`'s step holds an XLA convolution (traced, not compiled)."""
+        if self._parts.xla_convolutions.get(mode) is False:
+            # Its build traced none. (One that did may have been an export's,
+            # traced with XLA's convolutions only: the step is traced.)
+            return False
         step = self._steps.for_mode(mode)
         state = jax.tree.map(_abstract, state_lib.read(self._parts.variables(mode)))
         if resident is not None:

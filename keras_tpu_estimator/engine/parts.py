@@ -39,6 +39,9 @@ class ModelParts:
         restores: `{mode: [(variable, source)]}`: the variables EVAL and
             PREDICT read from another (the scaffold's saver, `spec.scaffold`).
         reports: the `init_from_checkpoint` reports of every build.
+        xla_convolutions: `{mode: bool}`: whether the mode's `model_fn`
+            holds a convolution XLA computes (one not routed to TensorFlow's
+            kernels), as its build traced it.
 
     Example:
 
@@ -60,6 +63,7 @@ class ModelParts:
         self.hook_slots = {}
         self.restores = {}
         self.reports = []
+        self.xla_convolutions = {}
         self.built_modes = set()
 
     @property
@@ -96,7 +100,10 @@ class ModelParts:
                 return built
 
             # The optimizer's variables are initialized with model_fn's, by one program.
-            built = initialization.created_together(build)
+            def inspect(closed):
+                self.xla_convolutions[mode] = "conv_general_dilated" in str(closed.jaxpr)
+
+            built = initialization.created_together(build, inspect)
             self.reports += built.reports
             self.hooks[mode] = built.hooks
             self.hook_slots[mode] = hook_fetches.register(built.hooks)

@@ -103,7 +103,7 @@ def _run_pending(build):
         build.reports.append(initializer(build))
 
 
-def created_together(fn):
+def created_together(fn, inspect=None):
     """Runs `fn()` traced; the variables it creates are initialized by one program.
 
     Inside, JAX operations on concrete values are traced, not run: a
@@ -117,6 +117,9 @@ def created_together(fn):
     Args:
         fn: a zero-argument callable; it must not keep traced values (other
             than its variables' initial values) beyond its call.
+        inspect: optional; called with the `ClosedJaxpr` of what `fn`
+            traced (e.g. to see which operations a `model_fn` uses), unless
+            the call joins an outer one.
 
     Returns:
         What `fn` returned.
@@ -146,6 +149,8 @@ def created_together(fn):
         closed = jax.make_jaxpr(traced)()
     finally:
         _state.together = None
+    if inspect is not None:
+        inspect(closed)
     pending = getattr(_state, "restore_pending", None)
     if pending is not None and _host_zeros_can_hold(box["variables"]):
         pending.append(_hold_placeholders(box["variables"], closed))
