@@ -402,3 +402,17 @@ def test_jax_compiles_through_compile_or_get_cached_with_a_closure_over_each_buf
     spec = jax.ShapeDtypeStruct((3,), jnp.float32)
     jax.jit(lambda x: buffer_callback.buffer_callback(on_host, spec)(x) + 1)(jnp.zeros(3))
     assert [callback_cache.buffer_callback_function(c) for c in seen] == [on_host]
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda x: jax.lax.conv(x, x, (1, 1), "SAME"), True),
+    (lambda x: jax.jit(lambda y: jax.lax.conv(y, y, (1, 1), "SAME"))(x), True),
+    (lambda x: jax.lax.scan(lambda c, _: (jax.lax.conv(c, c, (1, 1), "SAME"), None), x,
+                            None, length=2)[0], True),
+    (lambda x: jax.lax.cond(True, lambda y: jax.lax.conv(y, y, (1, 1), "SAME"),
+                            lambda y: y, x), True),
+    (lambda x: jax.grad(lambda y: jnp.sum(jax.nn.relu(y)))(x), False),
+], ids=["top", "jit", "scan", "cond", "none"])
+def test_uses_primitive_finds_it_in_every_jaxpr_a_jaxpr_holds(make, expected):
+    closed = jax.make_jaxpr(make)(jnp.ones((1, 1, 3, 3)))
+    assert _keras_internals.uses_primitive(closed, "conv_general_dilated") is expected

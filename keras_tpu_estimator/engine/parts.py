@@ -8,6 +8,7 @@ on its first batch; the steps and loops read the parts afterwards.
 
 import keras
 
+from keras_tpu_estimator import _keras_internals
 from keras_tpu_estimator import distribute
 from keras_tpu_estimator.engine import learning_rate
 from keras_tpu_estimator.engine import program as program_lib
@@ -101,7 +102,8 @@ class ModelParts:
 
             # The optimizer's variables are initialized with model_fn's, by one program.
             def inspect(closed):
-                self.xla_convolutions[mode] = "conv_general_dilated" in str(closed.jaxpr)
+                self.xla_convolutions[mode] = _keras_internals.uses_primitive(
+                    closed, "conv_general_dilated")
 
             built = initialization.created_together(build, inspect)
             self.reports += built.reports
