@@ -164,6 +164,7 @@ class Program:
         command = command.replace(f"$WORK/{folder} ", f"{self.ours(folder)} ")
         command = command.replace(f"seed{seed}.json", f"{label}.json")
         command = command.replace(f"out_seed{seed}", f"out_{label}")
+        shutil.rmtree(self.work / name / f"out_{label}", ignore_errors=True)  # As the original's.
         counts = self.work / name / f"{label}.compiles"
         shell(self.runner.expand(command, shlex.quote(sys.executable), str(self.work)),
               self.corpus, self.log, environment(cache, counts))
