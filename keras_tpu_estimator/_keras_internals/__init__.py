@@ -400,8 +400,14 @@ from keras_tpu_estimator._keras_internals.tensor_views import tracer_views  # no
 # TF1 Keras's `layer.updates`: empty.
 from keras_tpu_estimator._keras_internals.layer_updates import tf1_layer_updates  # noqa: E402,F401
 
-# Keras layers created inside model_fn: kept in their own module.
+# What a jaxpr binds, and a jaxpr cut to some outputs.
+from keras_tpu_estimator._keras_internals.jaxprs import jaxpr_outputs_only  # noqa: E402,F401
+from keras_tpu_estimator._keras_internals.jaxprs import uses_primitive  # noqa: E402,F401
+
+# Initial values' random draws of constant keys, by one threefry call on CPU.
 from keras_tpu_estimator._keras_internals.batched_random import batched_random_bits  # noqa: E402,F401,E501
+
+# Keras layers created inside model_fn: kept in their own module.
 from keras_tpu_estimator._keras_internals.layer_construction import after_build  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import calling_layers  # noqa: E402,F401
 from keras_tpu_estimator._keras_internals.layer_construction import constructions_paused  # noqa: E402,F401,E501
@@ -452,60 +458,3 @@ def set_initial_values(variables, values):
     """Gives `variables` `values`, already laid out as their layouts ask."""
     for variable, value in zip(variables, values):
         variable._value = value
-
-
-def uses_primitive(closed, name):
-    """Whether `closed` (a `ClosedJaxpr`) or a jaxpr inside it binds the primitive `name`.
-
-    Walks the equations and the jaxprs their parameters hold (`pjit`,
-    `custom_vjp_call`, `scan`, `cond` branches, ...): printing a model's
-    jaxpr to search it took 27 ms.
-    """
-    from jax._src import core
-
-    def jaxprs(value):
-        if isinstance(value, core.ClosedJaxpr):
-            yield value.jaxpr
-        elif isinstance(value, core.Jaxpr):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                yield from jaxprs(item)
-
-    pending, seen = [closed.jaxpr], set()
-    while pending:
-        jaxpr = pending.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            if eqn.primitive.name == name:
-                return True
-            for value in eqn.params.values():
-                pending.extend(jaxprs(value))
-    return False
-
-
-def jaxpr_outputs_only(closed, used):
-    """`closed` (a `ClosedJaxpr`) cut to the outputs flagged in `used`, dead code removed.
-
-    JAX's jaxpr dead-code elimination (`partial_eval.dce_jaxpr`): evaluating
-    the result traces only what those outputs need. JAX keeps every
-    operation with an effect (`jax.debug.print`, `io_callback`): those whose
-    results the outputs do not need are dropped first, so a build pass's
-    `tf1.Print` does not run when its variables are initialized.
-    """
-    from jax._src import core
-    from jax._src.interpreters import partial_eval
-
-    jaxpr = closed.jaxpr
-    needed = {v for v, u in zip(jaxpr.outvars, used) if u and isinstance(v, core.Var)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(v in needed for v in eqn.outvars):
-            kept.append(eqn)
-            needed.update(v for v in eqn.invars if isinstance(v, core.Var))
-    kept.reverse()
-    jaxpr = jaxpr.replace(eqns=kept, effects=core.join_effects(*(e.effects for e in kept)))
-    jaxpr, _ = partial_eval.dce_jaxpr(jaxpr, list(used), instantiate=True)
-    return closed.replace(jaxpr=jaxpr)

@@ -294,4 +294,5 @@ def non_finite_names(values):
     if sharded:
         flags = jax.device_get(_finite_flags(sharded))
         bad += [name for name, finite in zip(names, flags) if not finite]
-    return [name for name in values if name in set(bad)]
+    bad = set(bad)
+    return [name for name in values if name in bad]  # In the order of `values`.

@@ -206,12 +206,11 @@ def _host_zeros_can_hold(variables):
 
 def _hold_placeholders(variables, closed):
     """Gives `variables` zeros laid out by their layouts; `(variables, closed, zeros)`."""
-    placeholders = []
-    for variable, value in zip(variables, _keras_internals.current_values(variables)):
-        zeros = np.zeros(value.shape, value.dtype)
-        sharding = _keras_internals.variable_sharding(variable)
-        placeholders.append(jax.device_put(zeros, sharding) if sharding is not None
-                            else jax.device_put(zeros))
+    placeholders = [
+        jax.device_put(np.zeros(value.shape, value.dtype),
+                       _keras_internals.variable_sharding(variable))  # None: the default device.
+        for variable, value in zip(variables, _keras_internals.current_values(variables))
+    ]
     _keras_internals.set_initial_values(variables, placeholders)
     return variables, closed, placeholders
 
