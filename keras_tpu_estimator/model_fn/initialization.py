@@ -191,8 +191,8 @@ def restore_pending():
     finally:
         _state.restore_pending = None
         for variables, closed, placeholders in pending:
-            waiting = [_keras_internals.current_values([v])[0] is p
-                       for v, p in zip(variables, placeholders)]
+            waiting = [value is placeholder for value, placeholder in
+                       zip(_keras_internals.current_values(variables), placeholders)]
             if any(waiting):
                 initialize([v for v, w in zip(variables, waiting) if w],
                            _keras_internals.jaxpr_outputs_only(closed, waiting))
