@@ -2,11 +2,11 @@
 
 A scan program of the library takes the number of steps to run, so that a
 short last loop (or one cut at a checkpoint step) runs padded through the
-program already compiled (`keras_tpu_estimator.engine.loop`). Every loop
-then carries a `lax.cond` per step. This times, in one run and on the
-default device, a training step of two MLPs (small and large) in a
-100-step loop both ways, and prints ms/step and the ratio masked/plain
-(1.00 means free). Best of `--trials`, interleaved.
+program already compiled (`keras_tpu_estimator.engine.loop`): a loop with a
+dynamic trip count. This times, in one run and on the default device, a
+training step of two MLPs (small and large) in a 100-step loop both ways,
+and prints ms/step and the ratio masked/plain (1.00 means free). Best of
+`--trials`, interleaved.
 
     python benchmarks/bench_masked_loop.py [--trials 3]
 """

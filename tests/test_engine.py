@@ -8,12 +8,14 @@ import pytest
 
 import keras_tpu_estimator as kte
 from keras_tpu_estimator.model_fn import store as store_lib
+from keras_tpu_estimator.engine import feed as feed_lib
 from keras_tpu_estimator.engine import logs as logs_lib
 from keras_tpu_estimator.engine import loop as loop_lib
 from keras_tpu_estimator.engine.parts import ModelParts
 from keras_tpu_estimator.engine import program as program_lib
 from keras_tpu_estimator.engine import state as state_lib
 from keras_tpu_estimator.engine import steps as steps_lib
+from keras_tpu_estimator.inputs import sources
 
 from compile_counter import CompileCounter
 
@@ -140,6 +142,24 @@ def test_a_loop_skips_its_steps_from_count_on():
     total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)), np.int32(2))
     assert float(total) == 6
     np.testing.assert_array_equal(per_step, [3.0, 3.0, 0.0, 0.0, 0.0])
+
+
+def test_a_loop_branches_in_none_of_its_steps():
+    def step(total, x):
+        return total + x.sum(), x.sum()
+
+    program = loop_lib.loop_program(step, loop_lib.STACKED)
+    text = jax.jit(program).lower(jnp.zeros(()), jnp.ones((5, 3)), 5).as_text()
+    assert "stablehlo.case" not in text and "stablehlo.if" not in text
+
+
+def test_a_count_past_the_chunk_runs_the_whole_chunk():
+    def step(total, x):
+        return total + x.sum(), x.sum()
+
+    program = jax.jit(loop_lib.loop_program(step, loop_lib.STACKED))
+    total, per_step = program(jnp.zeros(()), jnp.ones((5, 3)), np.int32(9))
+    assert float(total) == 15 and per_step.shape == (5,)
 
 
 def test_a_loop_traces_its_step_once():
@@ -350,3 +370,21 @@ def test_host_and_scan_loops_train_alike():
 def test_an_unknown_device_loop_is_refused():
     with pytest.raises(ValueError, match="`device_loop` must be one of"):
         kte.EstimatorModel(linear_fn, device_loop="unrolled")
+
+
+@pytest.mark.parametrize(
+    "examples_read, resident", [(None, True), (96, False), (191, False), (192, True)],
+    ids=["unknown", "one-pass", "under-two-passes", "two-passes"],
+)
+def test_cpu_devices_keep_training_arrays_resident_only_when_read_twice(examples_read, resident):
+    feed = feed_lib.Feed(keras.distribution.DataParallel(devices=jax.devices()), None,
+                         max_loop_bytes=1 << 30, max_resident_bytes=1 << 20)
+    source = sources.ArraySource((np.zeros((96, 2), "float32"), np.zeros(96, "float32")))
+    assert (feed.resident(source, examples_read) is not None) == resident
+
+
+def test_arrays_over_max_resident_bytes_are_never_resident():
+    feed = feed_lib.Feed(keras.distribution.DataParallel(devices=jax.devices()), None,
+                         max_loop_bytes=1 << 30, max_resident_bytes=100)
+    source = sources.ArraySource((np.zeros((96, 2), "float32"), np.zeros(96, "float32")))
+    assert feed.resident(source, 10 * 96) is None

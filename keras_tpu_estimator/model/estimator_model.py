@@ -63,6 +63,8 @@ class EstimatorModel(LoopTrainer, Saving, OneBatch, Summary, keras.Model):
         max_resident_bytes: training arrays up to this size are copied to
             every device once per `fit`, and each loop receives only the
             shuffled example indices: batches are gathered on the devices.
+            On CPU devices, only for a `fit` that reads the arrays at
+            least twice (one pass costs less than the copy).
             Defaults to 512 MiB; 0 turns it off.
         layout_map: how variables are split over the cores of a replica
             (`TPUConfig(num_cores_per_replica=k)`): partition rules

@@ -149,7 +149,8 @@ class LoopTrainer:
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
-        resident = self._feed.resident(source)
+        resident = self._feed.resident(
+            source, epoch_steps and (epochs - initial_epoch) * epoch_steps * batch_size)
 
         def epoch_chunks():
             start = self.global_step
