@@ -34,6 +34,7 @@ MAY_IMPORT = {
     "inputs": {"spec", "config", "distribute", "log_lines"},
     "engine": SHARED | {
         "model_fn", "inputs.sources", "inputs.checks", "metrics", "hooks.fetches", "summary",
+        "_backend.warm_up",
     },
     "model": SHARED | {
         "engine", "inputs", "model_fn.call", "model_fn.initialization", "hooks.fetches",

@@ -1,11 +1,15 @@
 """inputs: from arrays, datasets and input_fns to stacked loop chunks."""
 
+import threading
+import time
+
 import jax
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from keras_tpu_estimator.inputs import sources as inputs
+from keras_tpu_estimator.inputs import tf_data
 
 
 def arrays(n):
@@ -172,3 +176,54 @@ def test_resumed_reading_continues_inside_a_stack():
     assert read() == [[0, 4, 8], [12]]
     assert read() == [[16, 20]]
     assert read() == [[0, 4, 8], [12]]
+
+
+class _Recorded:
+    """A numpy iterator over `values` that records the thread deleting it."""
+
+    def __init__(self, values, deleted_on):
+        self._values, self._deleted_on = iter(values), deleted_on
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._values)
+
+    def __del__(self):
+        self._deleted_on.append(threading.current_thread())
+
+
+class _Dataset:
+    def __init__(self, values, deleted_on):
+        self._values, self._deleted_on = values, deleted_on
+
+    def as_numpy_iterator(self):
+        return _Recorded(self._values, self._deleted_on)
+
+
+def test_a_dataset_iterator_closed_early_is_deleted_on_another_thread():
+    deleted_on = []
+    elements = tf_data.elements(_Dataset([1, 2, 3], deleted_on))
+    assert next(elements) == 1
+    elements.close()
+    for _ in range(100):
+        if deleted_on:
+            break
+        time.sleep(0.01)
+    assert deleted_on and deleted_on[0] is not threading.current_thread()
+
+
+def test_a_dataset_iterator_read_to_its_end_is_deleted_by_the_reader():
+    deleted_on = []
+    assert list(tf_data.elements(_Dataset([1, 2], deleted_on))) == [1, 2]
+    assert deleted_on == [threading.current_thread()]
+
+
+def test_stacked_runs_of_an_endless_dataset_stop_when_closed():
+    dataset = tf.data.Dataset.range(10**6).map(lambda i: tf.fill([4], i)).batch(
+        2, drop_remainder=True).repeat()
+    runs = tf_data.stacked_runs(dataset, 3)
+    element, rows = next(runs)
+    assert element.shape == (3, 2, 4) and list(rows) == [2]
+    runs.close()

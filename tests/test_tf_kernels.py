@@ -10,6 +10,7 @@ from jax import numpy as jnp
 import keras_tpu_estimator  # noqa: F401  (installs the routing)
 from keras_tpu_estimator._backend import lowering
 from keras_tpu_estimator._backend import tf_kernels
+from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator._keras_internals import backend_nn
 
 _SPEC = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC")}
@@ -209,3 +210,16 @@ def test_a_convolution_traced_again_reuses_its_tensorflow_graphs():
     graphs = len(tf_kernels._GRAPHS)
     jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, k)  # Another trace, the same shapes.
     assert len(tf_kernels._GRAPHS) == graphs
+
+
+def test_a_new_graph_is_warmed_up_on_zeros_of_its_arguments_beside_the_trace(monkeypatch):
+    warmed = []
+    monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
+    x = jnp.ones((2, 13, 11, 3))  # Shapes no other test traces: a new graph.
+    k = jnp.ones((3, 3, 3, 7))
+    jax.jit(lambda a, b: tf_kernels.conv(a, b, padding="same")).lower(x, k)
+    assert len(warmed) == 1
+    graph, args = warmed[0]
+    assert [tuple(a.shape) for a in args] == [x.shape, k.shape]
+    assert all(not np.any(a.numpy()) for a in args)
+    assert graph(*args)[0].shape == (2, 13, 11, 7)

@@ -32,6 +32,7 @@ from jax import numpy as jnp
 from jax.experimental import buffer_callback
 
 from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator._keras_internals import callback_cache
 
 
@@ -173,6 +174,8 @@ def _graph(key, fns, args):
         specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
         graph = tf.function(lambda *tensors: [fn(*tensors) for fn in fns], autograph=False)
         _GRAPHS[key] = graph.get_concrete_function(*specs)
+        # Its first call instantiates kernels and generates oneDNN's code.
+        warm_up.beside(_GRAPHS[key], *[tf.zeros(s.shape, s.dtype) for s in specs])
     return _GRAPHS[key]
 
 

@@ -27,6 +27,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import placement
 from keras_tpu_estimator.engine import state as state_lib
@@ -301,7 +302,7 @@ class LoopRunner:
         if (mode, kind) in self._compiled_for:
             return
         program = self._program(mode, kind)
-        with self.distribution.scope():
+        with self.distribution.scope(), warm_up.xla_cpu_runtime(self._mesh.devices.flat):
             state = state_lib.read(self._parts.variables(mode))
             program.lower(placement.canonical_shardings(state, self._mesh), *args).compile()
         self._compiled_for.add((mode, kind))

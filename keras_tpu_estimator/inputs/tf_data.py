@@ -15,6 +15,8 @@ tf_data.num_steps(dataset, batch_size=4, drop_short=True)  # None: which are sho
 ```
 """
 
+import threading
+
 import jax
 import numpy as np
 
@@ -153,7 +155,7 @@ def stacked_runs(dataset, stack):
         # No per-batch row counts to read: no map (a traced function) and no
         # padding, which would cost more to set up than a short input runs.
         rows = np.array(static)
-        for element in dataset.batch(stack).prefetch(tf.data.AUTOTUNE).as_numpy_iterator():
+        for element in elements(dataset.batch(stack).prefetch(tf.data.AUTOTUNE)):
             yield element, rows
         return
 
@@ -162,7 +164,7 @@ def stacked_runs(dataset, stack):
         return element, tf.stack([tf.shape(t)[0] for t in tf.nest.flatten(element)])
 
     stacks = dataset.map(with_rows).padded_batch(stack).prefetch(tf.data.AUTOTUNE)
-    for element, rows in stacks.as_numpy_iterator():
+    for element, rows in elements(stacks):
         start = 0
         while start < len(rows):
             end = start + 1
@@ -172,3 +174,26 @@ def stacked_runs(dataset, stack):
                                                                rows[start].tolist())]
             yield tf.nest.pack_sequence_as(element, flat), rows[start]
             start = end
+
+
+def elements(dataset):
+    """Yields the dataset's elements as numpy; an iterator closed early is
+    deleted on a daemon thread.
+
+    Deleting a tf.data iterator that has not reached its end cancels its
+    threads and waits for them: 0.75-0.9 s in one close out of three (TF
+    2.21, a parallel `map` under `cache().repeat()`, 2-core CPU; 3.5-4.7 s
+    seen at the end of a training), most of it idle. Training stops
+    mid-stream at every `max_steps`, and the caller has nothing to wait
+    for.
+    """
+    iterator = dataset.as_numpy_iterator()
+    ended = False
+    try:
+        yield from iterator
+        ended = True
+    finally:
+        if not ended:
+            holder = [iterator]
+            del iterator  # The thread drops the last reference.
+            threading.Thread(target=holder.clear, daemon=True).start()

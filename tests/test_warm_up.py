@@ -1,0 +1,64 @@
+"""One-time start-up costs of the CPU runtimes are paid beside the tracing."""
+
+import threading
+import types
+
+import jax
+import pytest
+
+from keras_tpu_estimator._backend import warm_up
+
+
+@pytest.fixture
+def fresh_process(monkeypatch):
+    """As if XLA:CPU's runtime had not been warmed up in this process."""
+    monkeypatch.setattr(warm_up, "_started", threading.Event())
+
+
+def test_beside_runs_on_a_named_daemon_thread():
+    seen = []
+    thread = warm_up.beside(lambda value: seen.append((value, threading.current_thread())), 7)
+    thread.join()
+    assert seen[0][0] == 7
+    assert seen[0][1] is thread and thread.daemon and thread.name == warm_up.THREAD_NAME
+
+
+def test_beside_drops_what_the_function_raises():
+    def fails():
+        raise RuntimeError("reported by the real call")
+
+    errors = []
+    previous, threading.excepthook = threading.excepthook, errors.append
+    try:
+        warm_up.beside(fails).join()
+    finally:
+        threading.excepthook = previous
+    assert errors == []
+
+
+def test_the_xla_cpu_runtime_is_warmed_up_on_a_thread_that_ends_with_the_block(
+        fresh_process, monkeypatch):
+    ran_on = []
+    monkeypatch.setattr(warm_up, "_first_dot",
+                        lambda a, b: ran_on.append(threading.current_thread()) or a @ b)
+    with warm_up.xla_cpu_runtime(jax.devices("cpu")):
+        pass
+    assert len(ran_on) == 1 and ran_on[0].name == warm_up.THREAD_NAME
+    assert not ran_on[0].is_alive()  # Joined when the block ended.
+
+
+def test_the_xla_cpu_runtime_is_warmed_up_once_per_process(fresh_process, monkeypatch):
+    ran = []
+    monkeypatch.setattr(warm_up, "_first_dot", lambda a, b: ran.append(1) or a @ b)
+    for _ in range(3):
+        with warm_up.xla_cpu_runtime(jax.devices("cpu")):
+            pass
+    assert ran == [1]
+
+
+def test_devices_other_than_cpu_warm_nothing_up(fresh_process, monkeypatch):
+    ran = []
+    monkeypatch.setattr(warm_up, "_first_dot", lambda a, b: ran.append(1))
+    with warm_up.xla_cpu_runtime([types.SimpleNamespace(platform="gpu")]):
+        pass
+    assert ran == [] and not warm_up._started.is_set()
