@@ -212,14 +212,27 @@ def test_a_convolution_traced_again_reuses_its_tensorflow_graphs():
     assert len(tf_kernels._GRAPHS) == graphs
 
 
-def test_a_new_graph_is_warmed_up_on_zeros_of_its_arguments_beside_the_trace(monkeypatch):
+def _trace_new_conv(channels):
+    x = jnp.ones((2, 13, 11, 3))  # Shapes no other test traces: a new graph.
+    k = jnp.ones((3, 3, 3, channels))
+    jax.jit(lambda a, b: tf_kernels.conv(a, b, padding="same")).lower(x, k)
+    return x, k
+
+
+def test_a_new_graph_is_warmed_up_on_the_warm_up_thread_for_its_shapes(monkeypatch):
     warmed = []
     monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
-    x = jnp.ones((2, 13, 11, 3))  # Shapes no other test traces: a new graph.
-    k = jnp.ones((3, 3, 3, 7))
-    jax.jit(lambda a, b: tf_kernels.conv(a, b, padding="same")).lower(x, k)
+    x, k = _trace_new_conv(7)
     assert len(warmed) == 1
-    graph, args = warmed[0]
-    assert [tuple(a.shape) for a in args] == [x.shape, k.shape]
-    assert all(not np.any(a.numpy()) for a in args)
-    assert graph(*args)[0].shape == (2, 13, 11, 7)
+    fn, (graph, specs) = warmed[0]
+    assert fn is tf_kernels._warm_up
+    assert [tuple(s.shape) for s in specs] == [x.shape, k.shape]
+    fn(graph, specs)  # Runs the graph on zeros.
+
+
+def test_a_graph_of_larger_arguments_is_not_warmed_up(monkeypatch):
+    warmed = []
+    monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
+    monkeypatch.setattr(tf_kernels, "MAX_WARM_UP_BYTES", 2 * 13 * 11 * 3 * 4)
+    _trace_new_conv(9)
+    assert warmed == []

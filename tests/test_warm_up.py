@@ -16,27 +16,43 @@ def fresh_process(monkeypatch):
 
 
 def test_beside_runs_on_a_named_daemon_thread():
-    seen = []
-    thread = warm_up.beside(lambda value: seen.append((value, threading.current_thread())), 7)
-    thread.join()
-    assert seen[0][0] == 7
-    assert seen[0][1] is thread and thread.daemon and thread.name == warm_up.THREAD_NAME
+    ran_on = []
+    warm_up.beside(lambda value: ran_on.append((value, threading.current_thread())), 7).wait()
+    (value, thread), = ran_on
+    assert value == 7 and thread.daemon and thread.name == warm_up.THREAD_NAME
+    assert thread is not threading.current_thread()
 
 
-def test_beside_drops_what_the_function_raises():
+def test_beside_runs_what_it_is_given_in_order_one_at_a_time():
+    order, running = [], []
+
+    def work(i):
+        running.append(i)
+        assert len(running) == 1
+        order.append(i)
+        running.remove(i)
+
+    done = [warm_up.beside(work, i) for i in range(5)]
+    for event in done:
+        event.wait()
+    assert order == [0, 1, 2, 3, 4]
+
+
+def test_beside_drops_what_the_function_raises_and_goes_on():
     def fails():
         raise RuntimeError("reported by the real call")
 
-    errors = []
+    ran, errors = [], []
     previous, threading.excepthook = threading.excepthook, errors.append
     try:
-        warm_up.beside(fails).join()
+        warm_up.beside(fails)
+        warm_up.beside(ran.append, 1).wait()
     finally:
         threading.excepthook = previous
-    assert errors == []
+    assert ran == [1] and errors == []
 
 
-def test_the_xla_cpu_runtime_is_warmed_up_on_a_thread_that_ends_with_the_block(
+def test_the_xla_cpu_runtime_is_warmed_up_beside_the_block_and_done_when_it_ends(
         fresh_process, monkeypatch):
     ran_on = []
     monkeypatch.setattr(warm_up, "_first_dot",
@@ -44,7 +60,6 @@ def test_the_xla_cpu_runtime_is_warmed_up_on_a_thread_that_ends_with_the_block(
     with warm_up.xla_cpu_runtime(jax.devices("cpu")):
         pass
     assert len(ran_on) == 1 and ran_on[0].name == warm_up.THREAD_NAME
-    assert not ran_on[0].is_alive()  # Joined when the block ended.
 
 
 def test_the_xla_cpu_runtime_is_warmed_up_once_per_process(fresh_process, monkeypatch):

@@ -174,9 +174,20 @@ def _graph(key, fns, args):
         specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
         graph = tf.function(lambda *tensors: [fn(*tensors) for fn in fns], autograph=False)
         _GRAPHS[key] = graph.get_concrete_function(*specs)
-        # Its first call instantiates kernels and generates oneDNN's code.
-        warm_up.beside(_GRAPHS[key], *[tf.zeros(s.shape, s.dtype) for s in specs])
+        if sum(s.shape.num_elements() * s.dtype.size for s in specs) <= MAX_WARM_UP_BYTES:
+            # Its first call instantiates kernels and generates oneDNN's code.
+            warm_up.beside(_warm_up, _GRAPHS[key], specs)
     return _GRAPHS[key]
+
+
+# A graph whose arguments weigh more is not warmed up: its first call's set-up
+# weighs less against its work, and zeros that size would take memory.
+MAX_WARM_UP_BYTES = 64 << 20
+
+
+def _warm_up(graph, specs):
+    tf = _tf()
+    graph(*[tf.zeros(s.shape, s.dtype) for s in specs])
 
 
 def _host(graph):

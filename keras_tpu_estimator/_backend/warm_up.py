@@ -5,17 +5,18 @@ use: XLA:CPU's dot runtime (30-60 ms at the first dot of a process on a
 2-core CPU, whatever the program) and each TensorFlow graph the convolutions
 call (10-25 ms: its kernels instantiated, oneDNN's code generated).
 TensorFlow's step rate excluded its first step; a loop's steps share their
-time. Both are started on a daemon thread when they are known to be
-needed, while the calling thread traces and compiles, so the first step
-finds them done.
+time. Both are set up on a daemon thread when they are known to be needed,
+while the calling thread traces and compiles, so the first step finds them
+done.
 
 ```python
 with warm_up.xla_cpu_runtime(mesh.devices.flat):  # Once per process.
     program.lower(*args).compile()
-warm_up.beside(graph, *zeros)  # Runs `graph(*zeros)` on a thread.
+warm_up.beside(graph, *zeros)  # `graph(*zeros)`, on the warm-up thread.
 ```
 """
 
+import collections
 import contextlib
 import threading
 
@@ -25,23 +26,43 @@ import numpy as np
 THREAD_NAME = "kte-warm-up"
 
 _started = threading.Event()
+_lock = threading.Lock()
+_pending = collections.deque()  # (fn, args, done): run in order by one thread.
+_worker = None
 
 
 def beside(fn, *args):
-    """Runs `fn(*args)` on a daemon thread; returns the thread at once.
+    """Runs `fn(*args)` on the warm-up thread, after what it was given before.
 
-    What it raises is dropped: the real call reports it.
+    One thread runs them one at a time (a model's graphs do not all start
+    at once), and ends when none is left. What `fn` raises is dropped: the
+    real call reports it.
+
+    Returns:
+        A `threading.Event` set when `fn` has run.
     """
+    global _worker
+    done = threading.Event()
+    with _lock:
+        _pending.append((fn, args, done))
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_run_pending, daemon=True, name=THREAD_NAME)
+            _worker.start()
+    return done
 
-    def run():
+
+def _run_pending():
+    while True:
+        with _lock:
+            if not _pending:
+                return
+            fn, args, done = _pending.popleft()
         try:
             fn(*args)
         except Exception:  # noqa: BLE001, S110
             pass
-
-    thread = threading.Thread(target=run, daemon=True, name=THREAD_NAME)
-    thread.start()
-    return thread
+        finally:
+            done.set()
 
 
 @contextlib.contextmanager
@@ -53,16 +74,16 @@ def xla_cpu_runtime(devices):
     Does nothing unless `devices` are CPU devices.
     """
     devices = list(devices)
-    thread = None
+    done = None
     if devices and devices[0].platform == "cpu" and not _started.is_set():
         _started.set()
         ones = jax.device_put(np.ones((4, 4), np.float32), devices[0])
-        thread = beside(lambda: jax.block_until_ready(_first_dot(ones, ones)))
+        done = beside(lambda: jax.block_until_ready(_first_dot(ones, ones)))
     try:
         yield
     finally:
-        if thread is not None:
-            thread.join()
+        if done is not None:
+            done.wait()
 
 
 @jax.jit

@@ -149,8 +149,9 @@ class LoopTrainer:
         )
         # Seeded by `keras.utils.set_random_seed` through numpy's global seed.
         rng = np.random.default_rng(np.random.randint(2**31))
-        resident = self._feed.resident(
-            source, epoch_steps and (epochs - initial_epoch) * epoch_steps * batch_size)
+        examples_read = (epochs - initial_epoch) * epoch_steps * batch_size if (
+            epoch_steps and batch_size) else None
+        resident = self._feed.resident(source, examples_read)
 
         def epoch_chunks():
             start = self.global_step
