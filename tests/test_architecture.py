@@ -47,7 +47,9 @@ MAY_IMPORT = {
     # Beside the layers: callbacks read the logs contract, never the model.
     "hooks": SHARED | {"engine.logs"},
     "checkpoint": SHARED | {"engine.logs", "hooks"},
-    "summary": SHARED | {"engine.logs", "model_fn.store", "model_fn.train_ops"},
+    "summary": SHARED | {
+        "engine.logs", "model_fn.store", "model_fn.train_ops", "_backend.warm_up",
+    },
     "export": SHARED | {"checkpoint", "_backend.lowering"},
     "strategy": SHARED | {"engine.loop"},
     "compat": SHARED | {

@@ -335,3 +335,19 @@ def test_summary_callback_logs_without_the_loop_keys_are_a_value_error(tmp_path)
             callback.on_train_batch_end(0, {"loss": 0.5})
     finally:
         callback.on_train_end()
+
+
+def test_the_first_writer_warms_the_scalar_path_up_beside_writing_nothing(tmp_path, monkeypatch):
+    from keras_tpu_estimator._backend import warm_up
+    from keras_tpu_estimator.summary import writers
+
+    started = []
+    monkeypatch.setattr(writers, "_scalars_warmed", threading.Event())
+    monkeypatch.setattr(warm_up, "beside", lambda fn, *args: started.append(fn))
+    writers.acquire(tmp_path)
+    writers.acquire(tmp_path / "other")  # Once per process.
+    assert started == [writers._scalar_to_noop_writer]
+    started[0]()
+    writers.release(tmp_path)
+    writers.release(tmp_path / "other")
+    assert kte.summary.read_scalars(tmp_path) == {}
