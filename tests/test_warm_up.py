@@ -77,3 +77,21 @@ def test_devices_other_than_cpu_warm_nothing_up(fresh_process, monkeypatch):
     with warm_up.xla_cpu_runtime([types.SimpleNamespace(platform="gpu")]):
         pass
     assert ran == [] and not warm_up._started.is_set()
+
+
+@pytest.mark.filterwarnings("ignore:os.fork")  # The child runs no JAX.
+def test_a_forked_child_warms_up_on_its_own_thread():
+    import multiprocessing
+
+    def child(queue):
+        ran_on = []
+        warm_up.beside(lambda: ran_on.append(threading.current_thread().name)).wait(timeout=30)
+        queue.put(ran_on)
+
+    with warm_up._lock:  # Held at the fork: the child's own lock is free.
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        process = context.Process(target=child, args=(queue,))
+        process.start()
+    assert queue.get(timeout=60) == [warm_up.THREAD_NAME]
+    process.join(timeout=60)

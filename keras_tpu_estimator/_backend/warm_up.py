@@ -18,6 +18,7 @@ warm_up.beside(graph, *zeros)  # `graph(*zeros)`, on the warm-up thread.
 
 import collections
 import contextlib
+import os
 import threading
 
 import jax
@@ -49,6 +50,16 @@ def beside(fn, *args):
             _worker = threading.Thread(target=_run_pending, daemon=True, name=THREAD_NAME)
             _worker.start()
     return done
+
+
+def _after_fork_in_child():
+    """A forked child has no warm-up thread; its lock may have been held."""
+    global _lock, _worker
+    _lock, _worker = threading.Lock(), None
+    _pending.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _run_pending():
