@@ -390,6 +390,12 @@ def num_replicas(distribution):
     return mesh.shape[mesh.axis_names.index(distribution.batch_dim_name)]
 
 
+def on_cpu(distribution):
+    """Whether every device of `distribution` is a CPU."""
+    devices = distribution.device_mesh.backend_mesh.devices.flat
+    return all(device.platform == "cpu" for device in devices)
+
+
 def cores_per_replica(distribution):
     """How many devices each replica spans: the `model` axis size, or 1."""
     mesh = distribution.device_mesh

@@ -113,14 +113,10 @@ class Feed:
         ):
             return None
         if (examples_read is not None and examples_read < 2 * source.num_examples
-                and self._on_cpu()):
+                and distribute.on_cpu(self.distribution)):
             return None
         input_checks.refuse_strings(source.data)  # Named here, not by device_put.
         return placement.put_replicated(source.data, self.distribution)
-
-    def _on_cpu(self):
-        devices = self.distribution.device_mesh.backend_mesh.devices.flat
-        return all(device.platform == "cpu" for device in devices)
 
     def gather(self, data, rows):
         """The batch of `rows` of resident `data`, laid out as a placed batch."""

@@ -229,8 +229,8 @@ class LoopRunner:
         if self.device_loop != AUTO:
             return self.device_loop
         if mode not in self._chosen:
-            on_cpu = all(d.platform == "cpu" for d in self._mesh.devices.flat)
-            self._chosen[mode] = HOST if on_cpu and self._convolves(mode, chunk, resident) else SCAN
+            self._chosen[mode] = HOST if (distribute.on_cpu(self.distribution)
+                                          and self._convolves(mode, chunk, resident)) else SCAN
         return self._chosen[mode]
 
     def _convolves(self, mode, chunk, resident):
