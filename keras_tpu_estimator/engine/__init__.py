@@ -12,5 +12,6 @@
 
 May import `model_fn` (what steps call), `inputs.sources` and `inputs.checks`
 (the chunks it places), `metrics`, `hooks.fetches`, `summary`, `distribute`,
-`spec` and `config`; never `model` or `estimator`.
+`spec`, `config`, and of `_backend` the CPU runtimes' `warm_up` and
+`host_memory`; never `model` or `estimator`.
 """

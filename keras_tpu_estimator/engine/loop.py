@@ -27,6 +27,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator._backend import host_memory
 from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator.config import parse_iterations_per_loop
 from keras_tpu_estimator.engine import placement
@@ -259,6 +260,7 @@ class LoopRunner:
         `keep_start`, a copy of the state before the loop is kept for
         `rewind`.
         """
+        host_memory.keep_freed_memory(self._mesh.devices.flat)  # Once per process.
         self._start = None
         if keep_start:
             with self.distribution.scope():
