@@ -34,7 +34,7 @@ MAY_IMPORT = {
     "inputs": {"spec", "config", "distribute", "log_lines"},
     "engine": SHARED | {
         "model_fn", "inputs.sources", "inputs.checks", "metrics", "hooks.fetches", "summary",
-        "_backend.warm_up", "_backend.host_memory",
+        "_backend.warm_up", "_backend.host_memory", "_backend.compiler_options",
     },
     "model": SHARED | {
         "engine", "inputs", "model_fn.call", "model_fn.initialization", "hooks.fetches",

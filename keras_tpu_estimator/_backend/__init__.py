@@ -4,7 +4,8 @@ Holds `selection` (Keras loaded, or reloaded, on JAX when the package is
 imported) and the CPU lowerings behind Keras's JAX `conv`, `conv_transpose`
 and `max_pool` (`routing` installs `tf_kernels`, `im2col` and `tiled_pool`,
 each switched by `lowering`), and what the CPU runtimes set up once per
-process (`warm_up`, `host_memory`). May import `log_lines` and `_keras_internals`; no
+process (`warm_up`, `host_memory`), and the XLA options loop programs
+compile with on CPU devices (`compiler_options`). May import `log_lines` and `_keras_internals`; no
 Keras at import time (it may be reloaded on JAX first).
 """
 

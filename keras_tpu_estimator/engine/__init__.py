@@ -13,5 +13,5 @@
 May import `model_fn` (what steps call), `inputs.sources` and `inputs.checks`
 (the chunks it places), `metrics`, `hooks.fetches`, `summary`, `distribute`,
 `spec`, `config`, and of `_backend` the CPU runtimes' `warm_up` and
-`host_memory`; never `model` or `estimator`.
+`host_memory` and the programs' `compiler_options`; never `model` or `estimator`.
 """

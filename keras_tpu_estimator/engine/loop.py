@@ -27,6 +27,7 @@ import keras
 import numpy as np
 
 from keras_tpu_estimator import distribute
+from keras_tpu_estimator._backend import compiler_options
 from keras_tpu_estimator._backend import host_memory
 from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator.config import parse_iterations_per_loop
@@ -139,6 +140,10 @@ _copy = jax.jit(lambda tree: jax.tree.map(jnp.copy, tree))
 class LoopPrograms:
     """Compiled loop programs, each compiled once per key.
 
+    Args:
+        options: XLA compiler options every program compiles with (see
+            `_backend.compiler_options`), or None.
+
     Example:
 
     ```python
@@ -148,8 +153,9 @@ class LoopPrograms:
     ```
     """
 
-    def __init__(self):
+    def __init__(self, options=None):
         self._compiled = {}
+        self._options = options
 
     def get(self, key, step, kind, gather=None, donate=False, after=None):
         """The compiled program of `step` under `key`, compiled on first use.
@@ -168,7 +174,8 @@ class LoopPrograms:
             program = loop_program(step, kind, gather)
             if after is not None:
                 program = _outputs_after(program, after)
-            self._compiled[key] = jax.jit(program, donate_argnums=(0,) if donate else ())
+            self._compiled[key] = jax.jit(program, donate_argnums=(0,) if donate else (),
+                                          compiler_options=self._options)
         return self._compiled[key]
 
     def clear(self):
@@ -217,7 +224,7 @@ class LoopRunner:
         self.distribution = distribution
         self.device_loop = device_loop
         self._chosen = {}
-        self._programs = LoopPrograms()
+        self._programs = LoopPrograms(compiler_options.for_devices(self._mesh.devices.flat))
         self._compiled_for = set()  # The (mode, kind)s `compile` compiled.
         self._start = None  # (mode, chunk, resident, state) of a loop kept for `rewind`.
 
