@@ -50,6 +50,7 @@ FLAG_VARIANTS = {  # all exist in jaxlib 0.10.2 (an unknown flag aborts the proc
     "no_xnnpack": "--xla_cpu_use_xnnpack=false",
     "xnn_fusion_dot": "--xla_cpu_experimental_xnn_fusion_type=dot",
     "no_multi_thread_eigen": "--xla_cpu_multi_thread_eigen=false",
+    "ynn_dot_reduce": "--xla_cpu_experimental_ynn_fusion_type=dot,reduce",
 }
 
 # (program, name, batch, input size (after fixed padding), in, out, kernel, stride, padding, first)
@@ -87,8 +88,9 @@ def _ready(out):
     """Waits for `out`: JAX values, or a list of TensorFlow tensors."""
     import jax  # noqa: PLC0415
 
-    if isinstance(out, (list, tuple)) and out and not isinstance(out[0], jax.Array):
-        return [o.numpy() for o in out]
+    leaves = jax.tree.leaves(out)
+    if leaves and not isinstance(leaves[0], jax.Array):
+        return [o.numpy() for o in leaves]
     return jax.block_until_ready(out)
 
 

@@ -199,7 +199,7 @@ def test_arguments_reach_tensorflow_aliased_when_aligned_else_copied(offset):
     np.testing.assert_array_equal(tensor.numpy()[1:], np.arange(1, 16))
 
 
-def test_a_convolution_traced_again_reuses_its_tensorflow_graphs():
+def test_a_convolution_traced_again_is_not_warmed_up_again(monkeypatch):
     x = jnp.ones((2, 12, 12, 3))
     k = jnp.ones((3, 3, 3, 5))
 
@@ -207,30 +207,43 @@ def test_a_convolution_traced_again_reuses_its_tensorflow_graphs():
         return jnp.sum(tf_kernels.conv(a, b, padding="same") ** 2)
 
     jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, k)
-    graphs = len(tf_kernels._GRAPHS)
+    warmed = []
+    monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
     jax.jit(jax.grad(loss, argnums=(0, 1))).lower(x, k)  # Another trace, the same shapes.
-    assert len(tf_kernels._GRAPHS) == graphs
+    assert warmed == []
 
 
 def _trace_new_conv(channels):
-    x = jnp.ones((2, 13, 11, 3))  # Shapes no other test traces: a new graph.
+    x = jnp.ones((2, 13, 11, 3))  # Shapes no other test traces: new kernels.
     k = jnp.ones((3, 3, 3, channels))
     jax.jit(lambda a, b: tf_kernels.conv(a, b, padding="same")).lower(x, k)
     return x, k
 
 
-def test_a_new_graph_is_warmed_up_on_the_warm_up_thread_for_its_shapes(monkeypatch):
+def test_new_kernels_are_warmed_up_on_the_warm_up_thread_for_their_shapes(monkeypatch):
     warmed = []
     monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
     x, k = _trace_new_conv(7)
     assert len(warmed) == 1
-    fn, (graph, specs) = warmed[0]
+    fn, (run, shapes) = warmed[0]
     assert fn is tf_kernels._warm_up
-    assert [tuple(s.shape) for s in specs] == [x.shape, k.shape]
-    fn(graph, specs)  # Runs the graph on zeros.
+    assert [shape for shape, _ in shapes] == [x.shape, k.shape]
+    fn(run, shapes)  # Runs the kernels on zeros.
 
 
-def test_a_graph_of_larger_arguments_is_not_warmed_up(monkeypatch):
+def test_the_kernels_run_eagerly_without_a_tf_function(monkeypatch):
+    import tensorflow as tf  # noqa: PLC0415
+
+    monkeypatch.setattr(tf, "function", lambda *a, **k: pytest.fail("traced a tf.function"))
+    x = jnp.asarray(np.random.default_rng(3).standard_normal((2, 9, 9, 3)), jnp.float32)
+    k = jnp.asarray(np.random.default_rng(4).standard_normal((3, 3, 3, 4)), jnp.float32)
+    got = jax.jit(lambda a, b: tf_kernels.conv(a, b, padding="same"))(x, k)
+    expected = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_kernels_of_larger_arguments_are_not_warmed_up(monkeypatch):
     warmed = []
     monkeypatch.setattr(warm_up, "beside", lambda fn, *args: warmed.append((fn, args)))
     monkeypatch.setattr(tf_kernels, "MAX_WARM_UP_BYTES", 2 * 13 * 11 * 3 * 4)

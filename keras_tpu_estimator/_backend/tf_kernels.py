@@ -157,46 +157,56 @@ def _tensor(buffer):
     return tf.constant(array)
 
 
-_GRAPHS = {}  # (what, geometry, shapes) -> its graph: traced once per process.
+_PREPARED = set()  # (what, geometry, shapes) whose kernels were warmed up.
 
 
-def _graph(key, fns, args):
-    """One TensorFlow graph computing every `fn(*args)`, for these shapes.
+def _kernels(key, fns, args):
+    """A host function computing every `fn(*tensors)`, TensorFlow's ops run eagerly.
 
-    Traced when the JAX function first is (`key` names what `fns` compute
-    with which geometry): a call then costs one dispatch, and TensorFlow's
-    executor runs the independent ops of a gradient (the input's and the
-    kernel's) side by side, as in TensorFlow's own step.
+    Each op goes straight to its kernel (`tf.raw_ops`): a `tf.function`'s
+    call cost 0.1-0.3 ms more per call (`benchmarks/bench_conv.py`), which
+    counted on small convolutions (MNIST's, at 14x14). The ops of a gradient
+    (the input's and the kernel's) run one after the other, each on all of
+    TensorFlow's threads. The first time `key` (what `fns` compute, with
+    which geometry) meets these shapes, the kernels run once on zeros on the
+    warm-up thread: their first call instantiates them and generates
+    oneDNN's code.
     """
-    tf = _tf()
     key = (key, tuple((tuple(a.shape), str(a.dtype)) for a in args))
-    if key not in _GRAPHS:
-        specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
-        graph = tf.function(lambda *tensors: [fn(*tensors) for fn in fns], autograph=False)
-        _GRAPHS[key] = graph.get_concrete_function(*specs)
-        if sum(s.shape.num_elements() * s.dtype.size for s in specs) <= MAX_WARM_UP_BYTES:
-            # Its first call instantiates kernels and generates oneDNN's code.
-            warm_up.beside(_warm_up, _GRAPHS[key], specs)
-    return _GRAPHS[key]
+
+    def run(*tensors):
+        return [fn(*tensors) for fn in fns]
+
+    if key not in _PREPARED:
+        _PREPARED.add(key)
+        if sum(math.prod(a.shape) * a.dtype.itemsize for a in args) <= MAX_WARM_UP_BYTES:
+            warm_up.beside(_warm_up, run, [(tuple(a.shape), a.dtype) for a in args])
+    return run
 
 
-# A graph whose arguments weigh more is not warmed up: its first call's set-up
-# weighs less against its work, and zeros that size would take memory.
+# Kernels whose arguments weigh more are not warmed up: their first call's
+# set-up weighs less against their work, and zeros that size would take memory.
 MAX_WARM_UP_BYTES = 64 << 20
 
 
-def _warm_up(graph, specs):
+def _warm_up(run, shapes):
     tf = _tf()
-    graph(*[tf.zeros(s.shape, s.dtype) for s in specs])
+    run(*[tf.zeros(shape, dtype) for shape, dtype in shapes])
 
 
-def _host(graph):
-    """A `buffer_callback` running `graph` into XLA's output buffers."""
+@functools.cache
+def _sizes(shape):
+    """`shape` as the int32 tensor TensorFlow's backprop kernels take (made once)."""
+    return _tf().constant(shape, "int32")
+
+
+def _host(run):
+    """A `buffer_callback` running `run` into XLA's output buffers."""
 
     @callback_cache.mark  # Programs calling it are persistently cached.
     def on_host(ctx, out, *buffers):
         del ctx
-        results = graph(*[_tensor(b) for b in buffers])
+        results = run(*[_tensor(b) for b in buffers])
         for buffer, result in zip(out if isinstance(out, (tuple, list)) else (out,), results):
             np.asarray(buffer)[...] = result
 
@@ -211,10 +221,10 @@ def _call(key, fns, out, *args):
     """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code.
 
     `key` names what `fns` compute (with their static arguments): the
-    TensorFlow graph of a key and shapes is traced once.
+    kernels of a key and shapes are warmed up once.
     """
     fns = fns if isinstance(fns, tuple) else (fns,)
-    callback = _host(_graph((key, jax.tree.map(lambda o: o.shape, out)), fns, args))
+    callback = _host(_kernels((key, jax.tree.map(lambda o: o.shape, out)), fns, args))
     return buffer_callback.buffer_callback(callback, out, vmap_method="sequential")(*args)
 
 
@@ -223,11 +233,13 @@ def _conv_value(x, k, geometry):
 
 
 def _input_grad(x_shape, k, g, geometry):
-    return _op(geometry, 1)(input_sizes=x_shape, filter=k, out_backprop=g, **geometry.kwargs)
+    return _op(geometry, 1)(input_sizes=_sizes(tuple(x_shape)), filter=k, out_backprop=g,
+                            **geometry.kwargs)
 
 
 def _kernel_grad(x, k_shape, g, geometry):
-    return _op(geometry, 2)(input=x, filter_sizes=k_shape, out_backprop=g, **geometry.kwargs)
+    return _op(geometry, 2)(input=x, filter_sizes=_sizes(tuple(k_shape)), out_backprop=g,
+                            **geometry.kwargs)
 
 
 def _conv_shape(x, k, geometry):

@@ -2,8 +2,8 @@
 
 A process's first step pays, once, for what its runtimes set up at first
 use: XLA:CPU's dot runtime (30-60 ms at the first dot of a process on a
-2-core CPU, whatever the program) and each TensorFlow graph the convolutions
-call (10-25 ms: its kernels instantiated, oneDNN's code generated).
+2-core CPU, whatever the program) and each TensorFlow kernel the convolutions
+call, per shape (10-25 ms: instantiated, oneDNN's code generated).
 TensorFlow's step rate excluded its first step; a loop's steps share their
 time. Both are set up on a daemon thread when they are known to be needed,
 while the calling thread traces and compiles, so the first step finds them
@@ -12,7 +12,7 @@ done.
 ```python
 with warm_up.xla_cpu_runtime(mesh.devices.flat):  # Once per process.
     program.lower(*args).compile()
-warm_up.beside(graph, *zeros)  # `graph(*zeros)`, on the warm-up thread.
+warm_up.beside(run, *zeros)  # `run(*zeros)`, on the warm-up thread.
 ```
 """
 
@@ -35,7 +35,7 @@ _worker = None
 def beside(fn, *args):
     """Runs `fn(*args)` on the warm-up thread, after what it was given before.
 
-    One thread runs them one at a time (a model's graphs do not all start
+    One thread runs them one at a time (a model's kernels do not all start
     at once), and ends when none is left. What `fn` raises is dropped: the
     real call reports it.
 
