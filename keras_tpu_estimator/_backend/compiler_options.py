@@ -25,8 +25,9 @@ jax.jit(program, compiler_options=compiler_options.for_devices(mesh.devices.flat
 
 import os
 
+from keras_tpu_estimator._backend import switches
+
 ENV_VAR = "KTE_XLA_CPU_OPTIONS"
-_OFF_VALUES = ("0", "false", "off", "no")
 
 CPU_OPTIONS = {"xla_cpu_copy_insertion_use_region_analysis": True}
 
@@ -45,7 +46,7 @@ def for_devices(devices):
     devices = list(devices)
     if not devices or any(device.platform != "cpu" for device in devices):
         return None
-    if os.environ.get(ENV_VAR, "1").strip().lower() in _OFF_VALUES:
+    if switches.is_off(ENV_VAR):
         return None
     flags = os.environ.get("XLA_FLAGS", "")
     options = {name: value for name, value in CPU_OPTIONS.items() if f"--{name}" not in flags}

@@ -29,8 +29,9 @@ import ctypes
 import os
 import threading
 
+from keras_tpu_estimator._backend import switches
+
 ENV_VAR = "KTE_KEEP_HOST_MEMORY"
-_OFF_VALUES = ("0", "false", "off", "no")
 
 # glibc's <malloc.h>.
 M_TRIM_THRESHOLD = -1
@@ -62,7 +63,7 @@ def keep_freed_memory(devices):
 
 
 def _wanted():
-    if os.environ.get(ENV_VAR, "1").strip().lower() in _OFF_VALUES:
+    if switches.is_off(ENV_VAR):
         return False
     # What the user chose for glibc's malloc stands.
     if any(name.startswith("MALLOC_") for name in os.environ):

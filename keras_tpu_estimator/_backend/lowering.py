@@ -13,17 +13,16 @@ with lowering.xla_only():
 """
 
 import contextlib
-import os
-import threading
-
 import math
+import threading
 
 import jax
 import numpy as np
 from jax import lax
 
+from keras_tpu_estimator._backend import switches
+
 ENV_VAR = "KTE_CPU_CONV"
-_OFF_VALUES = ("0", "false", "off", "no")
 
 _state = threading.local()
 
@@ -37,7 +36,7 @@ def enabled():
     """
     if getattr(_state, "xla_only", 0):
         return False
-    if os.environ.get(ENV_VAR, "1").strip().lower() in _OFF_VALUES:
+    if switches.is_off(ENV_VAR):
         return False
     return jax.default_backend() == "cpu"
 
