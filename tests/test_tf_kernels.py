@@ -249,3 +249,35 @@ def test_kernels_of_larger_arguments_are_not_warmed_up(monkeypatch):
     monkeypatch.setattr(tf_kernels, "MAX_WARM_UP_BYTES", 2 * 13 * 11 * 3 * 4)
     _trace_new_conv(9)
     assert warmed == []
+
+
+def test_xla_runs_independent_host_callbacks_one_after_the_other():
+    # Why a gradient's two kernels share one callback: XLA:CPU's thunk executor
+    # hands ready thunks to other threads only above 8 of them, and a host
+    # callback blocks its thread, so two callbacks never overlap. If this
+    # fails, XLA overlaps them: splitting `conv_dx_dk` may then pay.
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from jax.experimental import buffer_callback  # noqa: PLC0415
+
+    spans, lock = [], threading.Lock()
+
+    def on_host(ctx, out, x):
+        del ctx
+        start = time.perf_counter()
+        time.sleep(0.05)  # Releases the GIL, as TensorFlow's kernels do.
+        np.asarray(out)[...] = np.asarray(x) + 1
+        with lock:
+            spans.append((start, time.perf_counter()))
+
+    def two_callbacks(a, b):
+        struct = jax.ShapeDtypeStruct(a.shape, a.dtype)
+        first = buffer_callback.buffer_callback(on_host, struct)(jnp.tanh(a))
+        second = buffer_callback.buffer_callback(on_host, struct)(jnp.sin(b))
+        return first + second
+
+    x = jnp.ones((256, 256))
+    jax.block_until_ready(jax.jit(two_callbacks)(x, x))
+    (start_a, end_a), (start_b, end_b) = sorted(spans)
+    assert end_a <= start_b

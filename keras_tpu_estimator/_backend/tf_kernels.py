@@ -167,10 +167,12 @@ def _kernels(key, fns, args):
     call cost 0.1-0.3 ms more per call (`benchmarks/bench_conv.py`), which
     counted on small convolutions (MNIST's, at 14x14). The ops of a gradient
     (the input's and the kernel's) run one after the other, each on all of
-    TensorFlow's threads. The first time `key` (what `fns` compute, with
-    which geometry) meets these shapes, the kernels run once on zeros on the
-    warm-up thread: their first call instantiates them and generates
-    oneDNN's code.
+    TensorFlow's threads, in one callback: XLA:CPU runs host callbacks one
+    at a time, so two callbacks would not overlap either (and on two threads
+    of one callback the two ops gained at most 5%). The first time `key` (what
+    `fns` compute, with which geometry) meets these shapes, the kernels run
+    once on zeros on the warm-up thread: their first call instantiates them
+    and generates oneDNN's code.
     """
     key = (key, tuple((tuple(a.shape), str(a.dtype)) for a in args))
 
