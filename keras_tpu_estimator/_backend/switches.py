@@ -1,7 +1,8 @@
 """The environment switches of the CPU backend's settings: on unless set off.
 
-`KTE_CPU_CONV` (`lowering`), `KTE_KEEP_HOST_MEMORY` (`host_memory`) and
-`KTE_XLA_CPU_OPTIONS` (`compiler_options`) each turn their setting off with
+`KTE_CPU_CONV` (`lowering`), `KTE_KEEP_HOST_MEMORY` (`host_memory`),
+`KTE_XLA_CPU_OPTIONS` (`compiler_options`) and `KTE_TF_FFI` (`tf_ffi`) each
+turn their setting off with
 `0`, `false`, `off` or `no` (any case, spaces around ignored).
 
 ```python

@@ -5,7 +5,8 @@ oneDNN kernels TensorFlow runs (`benchmarks/bench_conv.py`), and TensorFlow is
 already a dependency. `conv`, `depthwise_conv` and `conv_transpose` compute
 what Keras's JAX backend computes, by calling TensorFlow's `Conv2D`,
 `Conv2DBackpropInput` and `Conv2DBackpropFilter` kernels (their
-`DepthwiseConv2dNative` family for depthwise convolutions) through
+`DepthwiseConv2dNative` family for depthwise convolutions): each op one
+`tf_ffi` custom call where it is available, else through
 `jax.experimental.buffer_callback` (arguments aliased, results written into
 XLA's buffers); their gradients are
 `jax.custom_vjp`s through the same kernels (the input's gradient only when the
@@ -32,6 +33,7 @@ from jax import numpy as jnp
 from jax.experimental import buffer_callback
 
 from keras_tpu_estimator._backend import lowering
+from keras_tpu_estimator._backend import tf_ffi
 from keras_tpu_estimator._backend import warm_up
 from keras_tpu_estimator._keras_internals import callback_cache
 
@@ -219,15 +221,28 @@ def _struct(shape, like):
     return jax.ShapeDtypeStruct(tuple(shape), like.dtype)
 
 
-def _call(key, fns, out, *args):
+def _call(key, fns, out, *args, ops, geometry):
     """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code.
 
     `key` names what `fns` compute (with their static arguments): the
-    kernels of a key and shapes are warmed up once.
+    kernels of a key and shapes are warmed up once. `ops` says the same per
+    result as `(which, (i, j))`: the op of `_OPS` (0 the value, 1 the input
+    gradient, 2 the kernel gradient) and the positions in `args` of its two
+    tensor inputs. Through `tf_ffi` when it is available, each op is one
+    custom call (a backprop op's sizes are its result's shape); else all of
+    `fns` run in one Python callback.
     """
     fns = fns if isinstance(fns, tuple) else (fns,)
-    callback = _host(_kernels((key, jax.tree.map(lambda o: o.shape, out)), fns, args))
-    return buffer_callback.buffer_callback(callback, out, vmap_method="sequential")(*args)
+    run = _kernels((key, jax.tree.map(lambda o: o.shape, out)), fns, args)
+    if tf_ffi.available():
+        outs = out if isinstance(out, tuple) else (out,)
+        results = tuple(
+            tf_ffi.call(_OPS[geometry.depthwise][which], args[i], args[j], o.shape,
+                        sizes=o.shape if which else None, sizes_at=(None, 0, 1)[which],
+                        **geometry.kwargs)
+            for (which, (i, j)), o in zip(ops, outs))
+        return results if isinstance(out, tuple) else results[0]
+    return buffer_callback.buffer_callback(_host(run), out, vmap_method="sequential")(*args)
 
 
 def _conv_value(x, k, geometry):
@@ -259,7 +274,8 @@ def _conv_shape(x, k, geometry):
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _conv2d(x, k, geometry):
     out = _struct(_conv_shape(x, k, geometry), x)
-    return _call(("conv", geometry), lambda a, b: _conv_value(a, b, geometry), out, x, k)
+    return _call(("conv", geometry), lambda a, b: _conv_value(a, b, geometry), out, x, k,
+                 ops=((0, (0, 1)),), geometry=geometry)
 
 
 def _conv2d_fwd(x, k, geometry):
@@ -271,13 +287,14 @@ def _conv2d_bwd(geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
         dk = _call(("conv_dk", geometry), lambda a, c: _kernel_grad(a, k.shape, c, geometry),
-                   _struct(k.shape, k), x, g)
+                   _struct(k.shape, k), x, g, ops=((2, (0, 1)),), geometry=geometry)
         return jnp.zeros_like(x), dk
     return _call(
         ("conv_dx_dk", geometry),
         (lambda a, b, c: _input_grad(x.shape, b, c, geometry),
          lambda a, b, c: _kernel_grad(a, k.shape, c, geometry)),
-        (_struct(x.shape, x), _struct(k.shape, k)), x, k, g)
+        (_struct(x.shape, x), _struct(k.shape, k)), x, k, g,
+        ops=((1, (1, 2)), (2, (0, 2))), geometry=geometry)
 
 
 _conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
@@ -288,7 +305,7 @@ _conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def _conv2d_transpose(x, k, out_shape, geometry):
     return _call(("transpose", geometry), lambda a, b: _input_grad(out_shape, b, a, geometry),
-                 _struct(out_shape, x), x, k)
+                 _struct(out_shape, x), x, k, ops=((1, (1, 0)),), geometry=geometry)
 
 
 def _conv2d_transpose_fwd(x, k, out_shape, geometry):
@@ -300,13 +317,14 @@ def _conv2d_transpose_bwd(out_shape, geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
         dk = _call(("transpose_dk", geometry), lambda c, a: _kernel_grad(c, k.shape, a, geometry),
-                   _struct(k.shape, k), g, x)
+                   _struct(k.shape, k), g, x, ops=((2, (0, 1)),), geometry=geometry)
         return jnp.zeros_like(x), dk
     return _call(
         ("transpose_dx_dk", geometry),
         (lambda c, b, a: _conv_value(c, b, geometry),
          lambda c, b, a: _kernel_grad(c, k.shape, a, geometry)),
-        (_struct(x.shape, x), _struct(k.shape, k)), g, k, x)
+        (_struct(x.shape, x), _struct(k.shape, k)), g, k, x,
+        ops=((0, (0, 1)), (2, (0, 2))), geometry=geometry)
 
 
 _conv2d_transpose.defvjp(_conv2d_transpose_fwd, _conv2d_transpose_bwd, symbolic_zeros=True)
