@@ -84,3 +84,21 @@ def test_without_a_compiler_the_build_names_it_and_leaves_nothing(monkeypatch, t
     with pytest.raises(OSError, match="no-such-compiler"):
         tf_ffi._compile(tmp_path / "built.so")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_load_is_logged_once_and_not_retried(monkeypatch, caplog):
+    attempts = []
+
+    def failing_load():
+        attempts.append(1)
+        raise OSError("no compiler here")
+
+    monkeypatch.setattr(tf_ffi, "_load", failing_load)
+    tf_ffi._loaded.cache_clear()
+    try:
+        assert [tf_ffi.available() for _ in range(3)] == [False] * 3
+    finally:
+        tf_ffi._loaded.cache_clear()
+    assert attempts == [1]
+    assert [r.message for r in caplog.records].count(
+        "TensorFlow's kernels go through Python callbacks: no compiler here ") == 1

@@ -94,7 +94,6 @@ def _eager_context_pointer():
     return get_pointer(eager._handle, None)
 
 
-@functools.cache
 def _load():
     import filelock  # noqa: PLC0415
 
@@ -113,23 +112,22 @@ def available():
     """Whether `call` can be used: the switch is on and the library loads.
 
     The first call builds the library if it is not cached yet; a failure is
-    logged once, and `tf_kernels` keeps its Python callbacks.
+    logged once and not retried, and `tf_kernels` keeps its Python callbacks.
     """
-    if switches.is_off(ENV_VAR):
-        return False
-    try:
-        _load()
-    except (OSError, subprocess.CalledProcessError) as error:
-        _log_unavailable(error)
-        return False
-    return True
+    return not switches.is_off(ENV_VAR) and _loaded()
 
 
 @functools.cache
-def _log_unavailable(error):
-    detail = getattr(error, "stderr", "") or ""
-    _log.warning("TensorFlow's kernels go through Python callbacks: %s %s", error,
-                 detail[-2000:])
+def _loaded():
+    """Loads the library once per process; a failure is not retried."""
+    try:
+        _load()
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or ""
+        _log.warning("TensorFlow's kernels go through Python callbacks: %s %s", error,
+                     detail[-2000:])
+        return False
+    return True
 
 
 def call(op, a, b, shape, strides, padding, dilations, sizes=None, sizes_at=None):
