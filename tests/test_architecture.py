@@ -22,7 +22,8 @@ SHARED = {"_keras_internals", "log_lines", "spec", "config", "distribute"}
 
 MAY_IMPORT = {
     "__init__": None,  # The public face imports whatever it exports.
-    "_backend": {"log_lines", "_keras_internals.callback_cache"},
+    "_backend": {"log_lines", "_keras_internals.callback_cache",
+                 "_keras_internals.tf_eager_context"},
     "_keras_internals": set(),
     "compilation_cache": set(),
     "log_lines": set(),

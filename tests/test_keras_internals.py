@@ -416,3 +416,11 @@ def test_jax_compiles_through_compile_or_get_cached_with_a_closure_over_each_buf
 def test_uses_primitive_finds_it_in_every_jaxpr_a_jaxpr_holds(make, expected):
     closed = jax.make_jaxpr(make)(jnp.ones((1, 1, 3, 3)))
     assert _keras_internals.uses_primitive(closed, "conv_general_dilated") is expected
+
+
+def test_tensorflow_keeps_its_eager_context_as_a_capsule_of_the_c_pointer():
+    from keras_tpu_estimator._keras_internals import tf_eager_context  # noqa: PLC0415
+
+    address = tf_eager_context.pointer()
+    assert isinstance(address, int) and address != 0
+    assert tf_eager_context.pointer() == address

@@ -37,6 +37,7 @@ import jax
 import numpy as np
 
 from keras_tpu_estimator._backend import switches
+from keras_tpu_estimator._keras_internals import tf_eager_context
 
 ENV_VAR = "KTE_TF_FFI"
 CACHE_ENV_VAR = "KTE_TF_FFI_CACHE"
@@ -83,17 +84,6 @@ def _compile(target):
         partial.unlink(missing_ok=True)
 
 
-def _eager_context_pointer():
-    from tensorflow.python.eager import context  # noqa: PLC0415
-
-    eager = context.context()
-    eager.ensure_initialized()
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get_pointer(eager._handle, None)
-
-
 def _load():
     import filelock  # noqa: PLC0415
 
@@ -103,7 +93,7 @@ def _load():
             _compile(path)
     library = ctypes.CDLL(str(path))
     library.KteSetContext.argtypes = [ctypes.c_void_p]
-    library.KteSetContext(_eager_context_pointer())
+    library.KteSetContext(tf_eager_context.pointer())
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.KteTfOp), platform="cpu")
     return library
 

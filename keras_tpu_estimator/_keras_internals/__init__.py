@@ -7,7 +7,9 @@ the `training` flag of the layer call context without an entry layer, so that
 layers called from a plain function (not from a `Layer.call`) see it. Keeping
 these reaches here means a Keras upgrade has one package to check, and
 `tests/test_keras_internals.py` pins each of them. The reaches for the
-layers `model_fn` constructs live in `layer_construction` (re-exported here).
+layers `model_fn` constructs live in `layer_construction` (re-exported here);
+the one into TensorFlow (its eager context, for `_backend.tf_ffi`) in
+`tf_eager_context`.
 
 Layering: imports no other part of the library, only Keras's and JAX's
 internals; every layer may import it.
