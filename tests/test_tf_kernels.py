@@ -257,7 +257,7 @@ def test_xla_runs_independent_host_callbacks_one_after_the_other():
     # Why a gradient's two kernels share one callback: XLA:CPU's thunk executor
     # hands ready thunks to other threads only above 8 of them, and a host
     # callback blocks its thread, so two callbacks never overlap. If this
-    # fails, XLA overlaps them: splitting `conv_dx_dk` may then pay.
+    # fails, XLA overlaps them: splitting the Python callback of a gradient may then pay.
     import threading  # noqa: PLC0415
     import time  # noqa: PLC0415
 

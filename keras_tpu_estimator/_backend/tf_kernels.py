@@ -221,21 +221,22 @@ def _struct(shape, like):
     return jax.ShapeDtypeStruct(tuple(shape), like.dtype)
 
 
-def _call(key, fns, out, *args, ops, geometry):
-    """Runs TensorFlow's `fns` (one per result in `out`) on `args` from compiled code.
+def _call(ops, out, *args, geometry):
+    """Runs TensorFlow's `ops` (one per result in `out`) on `args` from compiled code.
 
-    `key` names what `fns` compute (with their static arguments): the
-    kernels of a key and shapes are warmed up once. `ops` says the same per
-    result as `(which, (i, j))`: the op of `_OPS` (0 the value, 1 the input
+    Each op is `(which, (i, j))`: the op of `_OPS` (0 the value, 1 the input
     gradient, 2 the kernel gradient) and the positions in `args` of its two
-    tensor inputs. Through `tf_ffi` when it is available, each op is one
-    custom call (a backprop op's sizes are its result's shape); else all of
-    `fns` run in one Python callback.
+    tensor inputs; a backprop op's sizes are its result's shape. Through
+    `tf_ffi` when it is available, each op is one custom call; else all of
+    them run in one Python callback. The kernels of the same ops, geometry
+    and shapes are warmed up once.
     """
-    fns = fns if isinstance(fns, tuple) else (fns,)
-    run = _kernels((key, jax.tree.map(lambda o: o.shape, out)), fns, args)
+    outs = out if isinstance(out, tuple) else (out,)
+    fns = tuple(
+        functools.partial(_tf_op, which, geometry, i, j, o.shape)
+        for (which, (i, j)), o in zip(ops, outs))
+    run = _kernels((ops, geometry, tuple(o.shape for o in outs)), fns, args)
     if tf_ffi.available():
-        outs = out if isinstance(out, tuple) else (out,)
         results = tuple(
             tf_ffi.call(_OPS[geometry.depthwise][which], args[i], args[j], o.shape,
                         sizes=o.shape if which else None, sizes_at=(None, 0, 1)[which],
@@ -245,18 +246,15 @@ def _call(key, fns, out, *args, ops, geometry):
     return buffer_callback.buffer_callback(_host(run), out, vmap_method="sequential")(*args)
 
 
-def _conv_value(x, k, geometry):
-    return _op(geometry, 0)(input=x, filter=k, **geometry.kwargs)
-
-
-def _input_grad(x_shape, k, g, geometry):
-    return _op(geometry, 1)(input_sizes=_sizes(tuple(x_shape)), filter=k, out_backprop=g,
-                            **geometry.kwargs)
-
-
-def _kernel_grad(x, k_shape, g, geometry):
-    return _op(geometry, 2)(input=x, filter_sizes=_sizes(tuple(k_shape)), out_backprop=g,
-                            **geometry.kwargs)
+def _tf_op(which, geometry, i, j, shape, *tensors):
+    """TensorFlow's op `which` on `tensors[i]` and `tensors[j]`, eagerly."""
+    a, b = tensors[i], tensors[j]
+    op = _op(geometry, which)
+    if which == 0:
+        return op(input=a, filter=b, **geometry.kwargs)
+    if which == 1:
+        return op(input_sizes=_sizes(tuple(shape)), filter=a, out_backprop=b, **geometry.kwargs)
+    return op(input=a, filter_sizes=_sizes(tuple(shape)), out_backprop=b, **geometry.kwargs)
 
 
 def _conv_shape(x, k, geometry):
@@ -274,8 +272,7 @@ def _conv_shape(x, k, geometry):
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _conv2d(x, k, geometry):
     out = _struct(_conv_shape(x, k, geometry), x)
-    return _call(("conv", geometry), lambda a, b: _conv_value(a, b, geometry), out, x, k,
-                 ops=((0, (0, 1)),), geometry=geometry)
+    return _call(((0, (0, 1)),), out, x, k, geometry=geometry)
 
 
 def _conv2d_fwd(x, k, geometry):
@@ -286,15 +283,10 @@ def _conv2d_fwd(x, k, geometry):
 def _conv2d_bwd(geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
-        dk = _call(("conv_dk", geometry), lambda a, c: _kernel_grad(a, k.shape, c, geometry),
-                   _struct(k.shape, k), x, g, ops=((2, (0, 1)),), geometry=geometry)
+        dk = _call(((2, (0, 1)),), _struct(k.shape, k), x, g, geometry=geometry)
         return jnp.zeros_like(x), dk
-    return _call(
-        ("conv_dx_dk", geometry),
-        (lambda a, b, c: _input_grad(x.shape, b, c, geometry),
-         lambda a, b, c: _kernel_grad(a, k.shape, c, geometry)),
-        (_struct(x.shape, x), _struct(k.shape, k)), x, k, g,
-        ops=((1, (1, 2)), (2, (0, 2))), geometry=geometry)
+    return _call(((1, (1, 2)), (2, (0, 2))), (_struct(x.shape, x), _struct(k.shape, k)),
+                 x, k, g, geometry=geometry)
 
 
 _conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
@@ -304,8 +296,7 @@ _conv2d.defvjp(_conv2d_fwd, _conv2d_bwd, symbolic_zeros=True)
 # d/dx = Conv2D(g, k), d/dk = Conv2DBackpropFilter(g, k.shape, x).
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def _conv2d_transpose(x, k, out_shape, geometry):
-    return _call(("transpose", geometry), lambda a, b: _input_grad(out_shape, b, a, geometry),
-                 _struct(out_shape, x), x, k, ops=((1, (1, 0)),), geometry=geometry)
+    return _call(((1, (1, 0)),), _struct(out_shape, x), x, k, geometry=geometry)
 
 
 def _conv2d_transpose_fwd(x, k, out_shape, geometry):
@@ -316,15 +307,10 @@ def _conv2d_transpose_fwd(x, k, out_shape, geometry):
 def _conv2d_transpose_bwd(out_shape, geometry, residuals, g):
     x, k, input_needed = residuals
     if not input_needed:
-        dk = _call(("transpose_dk", geometry), lambda c, a: _kernel_grad(c, k.shape, a, geometry),
-                   _struct(k.shape, k), g, x, ops=((2, (0, 1)),), geometry=geometry)
+        dk = _call(((2, (0, 1)),), _struct(k.shape, k), g, x, geometry=geometry)
         return jnp.zeros_like(x), dk
-    return _call(
-        ("transpose_dx_dk", geometry),
-        (lambda c, b, a: _conv_value(c, b, geometry),
-         lambda c, b, a: _kernel_grad(c, k.shape, a, geometry)),
-        (_struct(x.shape, x), _struct(k.shape, k)), g, k, x,
-        ops=((0, (0, 1)), (2, (0, 2))), geometry=geometry)
+    return _call(((0, (0, 1)), (2, (0, 2))), (_struct(x.shape, x), _struct(k.shape, k)),
+                 g, k, x, geometry=geometry)
 
 
 _conv2d_transpose.defvjp(_conv2d_transpose_fwd, _conv2d_transpose_bwd, symbolic_zeros=True)
