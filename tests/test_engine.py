@@ -1,7 +1,5 @@
 """The engine's pieces, tested directly: jit a step and check it."""
 
-import threading
-
 import jax
 import jax.numpy as jnp
 import keras
@@ -348,50 +346,6 @@ def test_a_host_loop_compiles_one_step_for_loops_of_any_length():
     with CompileCounter() as compiles:
         fit_model(linear_fn, *dense_data(8 * 5), loop=3, device_loop="host")  # Loops 3, 2.
     assert compiles.count <= model_compiles
-
-
-class _WaitsForACompile(keras.callbacks.Callback):
-    """Its `on_train_begin` returns once XLA has compiled a program on the compile thread."""
-
-    def __init__(self):
-        super().__init__()
-        self.compiled = threading.Event()
-        self.saw_compile_while_beginning = False
-
-    def _record(self, event, seconds, **kwargs):
-        if (event == "/jax/core/compile/backend_compile_duration"
-                and threading.current_thread().name == loop_lib.COMPILE_THREAD_NAME):
-            self.compiled.set()
-
-    def on_train_begin(self, logs=None):
-        self.saw_compile_while_beginning = self.compiled.wait(timeout=120)
-
-
-def test_fit_compiles_its_first_loop_while_the_callbacks_begin():
-    callback = _WaitsForACompile()
-    jax.monitoring.register_event_duration_secs_listener(callback._record)
-    try:
-        x, y = dense_data(8 * 4)
-        config = kte.RunConfig(tpu_config=kte.TPUConfig(iterations_per_loop=4))
-        model = kte.EstimatorModel(linear_fn, config=config, train_batch_size=8)
-        model.compile()
-        model.fit((x + 11.0, y), verbose=0, callbacks=[callback])  # A shape no test compiled.
-    finally:
-        jax.monitoring.unregister_event_duration_listener(callback._record)
-    assert callback.saw_compile_while_beginning
-    assert model.global_step == 4
-
-
-def test_an_error_compiling_a_loop_is_raised_by_fit():
-    def unknown_kernel_fn(features, labels, mode, params):
-        outputs = kte.get_or_create_layer("out", lambda: keras.layers.Dense(1))(features)
-        labels = jax.ffi.ffi_call(  # Lowers, but XLA has no kernel for it.
-            "kte_no_such_target", jax.ShapeDtypeStruct(labels.shape, labels.dtype))(labels)
-        loss = keras.ops.mean(keras.ops.square(outputs[:, 0] - labels))
-        return kte.TPUEstimatorSpec(mode, loss=loss, train_op=keras.optimizers.SGD(0.1))
-
-    with pytest.raises(jax.errors.JaxRuntimeError, match="kte_no_such_target"):
-        fit_model(unknown_kernel_fn, *dense_data(8 * 4))
 
 
 @pytest.mark.parametrize(

@@ -16,13 +16,9 @@ a run, or one cut at a checkpoint step) runs its chunk padded to the loop's
 length through the program already compiled, instead of compiling another.
 
 `LoopPrograms` compiles each program once per key and keeps it;
-`LoopRunner` runs a chunk of a model's steps over its variables, and
-compiles its programs on a thread of their own (`compile`);
+`LoopRunner` runs a chunk of a model's steps over its variables;
 `LoopSchedule` decides the steps of each loop (`iterations_per_loop`).
 """
-
-import concurrent.futures
-import threading
 
 import jax
 import jax.extend.core
@@ -127,29 +123,6 @@ def masked_scan(step, state, xs, count):
     return jax.lax.fori_loop(0, trips, body, (state, outputs))
 
 
-COMPILE_THREAD_NAME = "kte-compile"
-
-
-def _compile_beside(lowered, devices):
-    """Compiles `lowered` on a new thread; returns a `concurrent.futures.Future` of it.
-
-    XLA releases the GIL while it compiles, so the calling thread goes on.
-    """
-    done = concurrent.futures.Future()
-
-    def compile_():
-        try:
-            with warm_up.xla_cpu_runtime(devices):
-                lowered.compile()
-        except BaseException as error:  # noqa: BLE001  (handed to the waiting caller)
-            done.set_exception(error)
-        else:
-            done.set_result(None)
-
-    threading.Thread(target=compile_, daemon=True, name=COMPILE_THREAD_NAME).start()
-    return done
-
-
 def _outputs_after(program, after):
     """`program` whose outputs also hold `after(final state)`."""
 
@@ -252,7 +225,7 @@ class LoopRunner:
         self.device_loop = device_loop
         self._chosen = {}
         self._programs = LoopPrograms(compiler_options.for_devices(self._mesh.devices.flat))
-        self._compiled_for = {}  # (mode, kind) -> the Future of `compile`'s compilation.
+        self._compiled_for = set()  # The (mode, kind)s `compile` compiled.
         self._start = None  # (mode, chunk, resident, state) of a loop kept for `rewind`.
 
     @property
@@ -326,30 +299,22 @@ class LoopRunner:
             return STACKED, (chunk.data, np.int32(chunk.steps))
         return SINGLE, (chunk.data,)
 
-    def compile(self, mode, chunk, resident=None, wait=True):
+    def compile(self, mode, chunk, resident=None):
         """Compiles the program `run` runs `chunk` with, unless compiled already.
 
         The trainer calls it before a loop's callbacks start their clocks, so
         that a loop's time is its steps' (as TensorFlow's step rate excluded
         its first run, which built the graph). The compiled program is the
         one `run` calls (JAX's caches hold it).
-
-        The program is traced here and compiled by XLA on a thread of its
-        own. With `wait=False` the call returns once it is traced, and the
-        caller goes on beside the compilation (`fit` writes the step-0
-        checkpoint meanwhile); the next `compile` or `run` of the program
-        waits for it, and raises what it raised.
         """
         kind, args = self._call(mode, chunk, resident)
-        key = (mode, kind)
-        if key not in self._compiled_for:
-            program = self._program(mode, kind)
-            with self.distribution.scope():
-                state = state_lib.read(self._parts.variables(mode))
-                lowered = program.lower(placement.canonical_shardings(state, self._mesh), *args)
-            self._compiled_for[key] = _compile_beside(lowered, self._mesh.devices.flat)
-        if wait:
-            self._compiled_for[key].result()
+        if (mode, kind) in self._compiled_for:
+            return
+        program = self._program(mode, kind)
+        with self.distribution.scope(), warm_up.xla_cpu_runtime(self._mesh.devices.flat):
+            state = state_lib.read(self._parts.variables(mode))
+            program.lower(placement.canonical_shardings(state, self._mesh), *args).compile()
+        self._compiled_for.add((mode, kind))
 
     def rewind(self, steps):
         """Winds the variables back to the end of step `steps` of the last loop.
@@ -404,10 +369,6 @@ class LoopRunner:
         return stacked
 
     def _program(self, mode, kind):
-        """The program of `(mode, kind)`, once a `compile` of it begun beside has ended."""
-        compiling = self._compiled_for.get((mode, kind))
-        if compiling is not None:
-            compiling.result()
         return self._programs.get(
             (mode, kind), self._steps.for_mode(mode), kind, gather=self._gather,
             donate=mode == ModeKeys.TRAIN,

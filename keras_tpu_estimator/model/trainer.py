@@ -169,10 +169,6 @@ class LoopTrainer:
         except BaseException:
             chunks.close()
             raise
-        if first is not None:
-            # XLA compiles the first loop while the callbacks begin (the
-            # estimator's step-0 checkpoint is written meanwhile).
-            self._runner.compile(TRAIN, first, resident, wait=False)
         self.stop_training = False
         callbacks.on_train_begin()
         # `BackupAndRestore` sets the epoch to resume at, as Keras's fit reads it.
