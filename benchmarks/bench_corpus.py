@@ -23,7 +23,11 @@ For each program it prints:
   rate TensorFlow's StepCounterHook would not write either);
 - `programs`: the XLA programs the run compiled or loaded (JAX's backend
   compile events, counted in the program's process), and of those, the
-  ones the persistent compilation cache served (`hits`).
+  ones the persistent compilation cache served (`hits`);
+- `xla s`: the seconds XLA spent compiling them, or loading them from the
+  cache, and `trace s` the seconds JAX spent tracing and lowering them,
+  summed over the process (the driver's evaluation after `main()`
+  included; a program compiled on another thread counts whole).
 
     python benchmarks/bench_corpus.py [--programs mnist,resnet] [--seeds 1,2]
         [--original /path/to/tf215/python] [--work DIR]
@@ -169,8 +173,11 @@ class Program:
         shell(self.runner.expand(command, shlex.quote(sys.executable), str(self.work)),
               self.corpus, self.log, environment(cache, counts))
         figures = self._figures(self.work / name / f"{label}.json")
-        figures["programs"], figures["hits"] = (
-            map(int, counts.read_text().split()) if counts.exists() else (None, None))
+        programs, hits, xla, trace = (
+            counts.read_text().split() if counts.exists() else (None,) * 4)
+        figures["programs"], figures["hits"] = (None, None) if programs is None else (
+            int(programs), int(hits))
+        figures["xla_s"], figures["trace_s"] = xla, trace
         return figures
 
     def _figures(self, report):
@@ -196,7 +203,8 @@ def main():
     source = "measured in this run" if args.original else "reference/<program>.json"
     print(f"original: {source}; ratios are ours / original")
     print(f"{'program':12} {'seed':>4} {'state':>5} {'wall s':>7} {'orig s':>7} {'wall x':>6}  "
-          f"{'steps/s':>8} {'orig':>7} {'rate x':>6}  {'programs':>8} {'hits':>5}")
+          f"{'steps/s':>8} {'orig':>7} {'rate x':>6}  {'programs':>8} {'hits':>5} "
+          f"{'xla s':>6} {'trace s':>7}")
     with contextlib.ExitStack() as stack:
         work = pathlib.Path(args.work or stack.enter_context(tempfile.TemporaryDirectory()))
         for name in args.programs.split(","):
@@ -216,7 +224,8 @@ def main():
                       f"{theirs['wall_s']:>7.1f} {ratio(ours['wall_s'], theirs['wall_s']):>6}  "
                       f"{rate if rate is not None else 'n/a':>8} "
                       f"{their_rate if their_rate is not None else 'n/a':>7} "
-                      f"{ratio(rate, their_rate):>6}  {ours['programs']!s:>8} {ours['hits']!s:>5}",
+                      f"{ratio(rate, their_rate):>6}  {ours['programs']!s:>8} {ours['hits']!s:>5} "
+                      f"{ours['xla_s']!s:>6} {ours['trace_s']!s:>7}",
                       flush=True)
 
 

@@ -1,9 +1,11 @@
 """Counts a benchmarked program's XLA compilations (bench_corpus.py).
 
 Put on the program's `PYTHONPATH` with `$KTE_BENCH_COMPILE_COUNTS` naming a
-file: when the program exits, `PROGRAMS HITS` is written there: the XLA
-programs its process compiled or loaded (JAX's backend compile events) and,
-of those, the ones the persistent compilation cache served. Imports nothing heavy until JAX is imported
+file: when the program exits, `PROGRAMS HITS XLA_S TRACE_S` is written
+there: the XLA programs its process compiled or loaded (JAX's backend
+compile events); of those, the ones the persistent compilation cache
+served; the seconds XLA spent compiling or loading them; and the seconds
+JAX spent tracing and lowering them (jaxpr and MLIR). Imports nothing heavy until JAX is imported
 by the program itself.
 """
 
@@ -19,6 +21,8 @@ class _WhenJaxImports:
 
     programs = 0
     hits = 0
+    xla_seconds = 0.0
+    trace_seconds = 0.0
 
     def find_spec(self, name, path=None, target=None):
         if name == "jax.monitoring":
@@ -33,6 +37,10 @@ class _WhenJaxImports:
     def _program(self, event, seconds, **kwargs):
         if event == "/jax/core/compile/backend_compile_duration":
             type(self).programs += 1
+            type(self).xla_seconds += seconds
+        elif event in ("/jax/core/compile/jaxpr_trace_duration",
+                       "/jax/core/compile/jaxpr_to_mlir_module_duration"):
+            type(self).trace_seconds += seconds
 
     def _hit(self, event, **kwargs):
         if event == "/jax/compilation_cache/cache_hits":
@@ -41,7 +49,9 @@ class _WhenJaxImports:
 
 def _write():
     with open(_PATH, "w") as f:
-        f.write(f"{_WhenJaxImports.programs} {_WhenJaxImports.hits}")
+        counter = _WhenJaxImports
+        f.write(f"{counter.programs} {counter.hits} {counter.xla_seconds:.3f} "
+                f"{counter.trace_seconds:.3f}")
 
 
 if _PATH:
