@@ -26,8 +26,8 @@ For each program it prints:
   ones the persistent compilation cache served (`hits`);
 - `xla s`: the seconds XLA spent compiling them, or loading them from the
   cache, and `trace s` the seconds JAX spent tracing and lowering them,
-  summed over the process (the driver's evaluation after `main()`
-  included; a program compiled on another thread counts whole).
+  summed over the process (the driver's evaluation after `main()` and the
+  warm-up thread's program included).
 
     python benchmarks/bench_corpus.py [--programs mnist,resnet] [--seeds 1,2]
         [--original /path/to/tf215/python] [--work DIR]
@@ -175,9 +175,8 @@ class Program:
         figures = self._figures(self.work / name / f"{label}.json")
         programs, hits, xla, trace = (
             counts.read_text().split() if counts.exists() else (None,) * 4)
-        figures["programs"], figures["hits"] = (None, None) if programs is None else (
-            int(programs), int(hits))
-        figures["xla_s"], figures["trace_s"] = xla, trace
+        figures.update(programs=programs and int(programs), hits=hits and int(hits),
+                       xla_s=xla, trace_s=trace)
         return figures
 
     def _figures(self, report):
