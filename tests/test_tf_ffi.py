@@ -40,7 +40,7 @@ def test_a_backprop_op_takes_its_sizes_where_told():
     x, k = _operands()
     g = jnp.ones((2, 9, 9, 4), jnp.float32)
     dk = jax.jit(lambda a, c: tf_ffi.call("Conv2DBackpropFilter", a, c, k.shape,
-                                          sizes=k.shape, sizes_at=1, **_GEOMETRY))(x, g)
+                                          sizes_at=1, **_GEOMETRY))(x, g)
     _, vjp = jax.vjp(lambda b: jax.lax.conv_general_dilated(
         x, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), k)
     np.testing.assert_allclose(dk, vjp(g)[0], rtol=1e-4, atol=1e-4)

@@ -71,12 +71,13 @@ ffi::Error Failed(const Call& call, std::string_view op) {
                     std::string(op) + ": " + TF_Message(call.status));
 }
 
-// `op(a, b)`, or with `sizes` (an int32 vector) inserted among the inputs at
-// `sizes_at` (0 or 1; -1: none), with a convolution's attributes.
+// `op(a, b)`, or for a backprop op with its sizes (the result's shape, an
+// int32 vector) inserted among the inputs at `sizes_at` (0 or 1; -1: none),
+// with a convolution's attributes.
 ffi::Error RunOp(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi::AnyBuffer> out,
                  std::string_view op_name, ffi::Span<const int64_t> strides,
                  ffi::Span<const int64_t> dilations, std::string_view padding,
-                 ffi::Span<const int64_t> sizes, int64_t sizes_at) {
+                 int64_t sizes_at) {
   if (context == nullptr) {
     return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "KteSetContext was not called");
   }
@@ -84,7 +85,7 @@ ffi::Error RunOp(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi::AnyBuffer>
   call.handles = {FromBuffer(a, call), FromBuffer(b, call)};
   if (!call.ok()) return Failed(call, op_name);
   if (sizes_at >= 0) {
-    call.handles.insert(call.handles.begin() + sizes_at, Sizes(sizes, call));
+    call.handles.insert(call.handles.begin() + sizes_at, Sizes(out->dimensions(), call));
     if (!call.ok()) return Failed(call, op_name);
   }
   std::string name(op_name);
@@ -132,5 +133,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KteTfOp, RunOp,
                                   .Attr<ffi::Span<const int64_t>>("strides")
                                   .Attr<ffi::Span<const int64_t>>("dilations")
                                   .Attr<std::string_view>("padding")
-                                  .Attr<ffi::Span<const int64_t>>("sizes")
                                   .Attr<int64_t>("sizes_at"));

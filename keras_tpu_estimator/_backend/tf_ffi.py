@@ -120,7 +120,7 @@ def _loaded():
     return True
 
 
-def call(op, a, b, shape, strides, padding, dilations, sizes=None, sizes_at=None):
+def call(op, a, b, shape, strides, padding, dilations, sizes_at=None):
     """TensorFlow's `op(a, b)` (float32, a convolution's attributes) from compiled code.
 
     Args:
@@ -128,8 +128,8 @@ def call(op, a, b, shape, strides, padding, dilations, sizes=None, sizes_at=None
         a, b: its two tensor inputs, float32.
         shape: the result's shape.
         strides, padding, dilations: the op's attributes, TensorFlow's form.
-        sizes: the int32 sizes input of a backprop op, if any.
-        sizes_at: where `sizes` goes among the inputs (0 or 1).
+        sizes_at: for a backprop op, where its sizes input (`shape`, as
+            int32) goes among the inputs (0 or 1); None for none.
 
     Returns:
         The result, float32, of `shape`.
@@ -138,5 +138,4 @@ def call(op, a, b, shape, strides, padding, dilations, sizes=None, sizes_at=None
     return jax.ffi.ffi_call(TARGET, result, vmap_method="sequential")(
         a, b, op=op, strides=np.asarray(strides, np.int64),
         dilations=np.asarray(dilations, np.int64), padding=padding,
-        sizes=np.asarray(sizes if sizes is not None else (), np.int64),
         sizes_at=np.int64(-1 if sizes_at is None else sizes_at))

@@ -239,8 +239,7 @@ def _call(ops, out, *args, geometry):
     if tf_ffi.available():
         results = tuple(
             tf_ffi.call(_OPS[geometry.depthwise][which], args[i], args[j], o.shape,
-                        sizes=o.shape if which else None, sizes_at=(None, 0, 1)[which],
-                        **geometry.kwargs)
+                        sizes_at=(None, 0, 1)[which], **geometry.kwargs)
             for (which, (i, j)), o in zip(ops, outs))
         return results if isinstance(out, tuple) else results[0]
     return buffer_callback.buffer_callback(_host(run), out, vmap_method="sequential")(*args)
