@@ -102,3 +102,9 @@ def test_a_failed_load_is_logged_once_and_not_retried(monkeypatch, caplog):
     assert attempts == [1]
     assert [r.message for r in caplog.records].count(
         "TensorFlow's kernels go through Python callbacks: no compiler here ") == 1
+
+
+def test_the_library_is_not_linked_against_tensorflow():
+    # Linking against libtensorflow_cc (790 MB) was most of the first run's build.
+    built = tf_ffi.library_path().read_bytes()
+    assert all(name.encode() not in built for name in tf_ffi.TENSORFLOW_LIBRARIES)

@@ -8,8 +8,8 @@ none of that happens: MNIST's warm steps ran 10-11% faster, cifar_keras's
 2-6% (`docs/benchmarks.md`, issue 31's eighth pass). The kernels, and so
 the values, are the same.
 
-The shared library is compiled once per source, TensorFlow and jaxlib
-version (about 2 s, with `$CXX` or `g++`) into `$KTE_TF_FFI_CACHE`
+The shared library is compiled once per source, flags, TensorFlow and
+jaxlib version (about 3 s, with `$CXX` or `g++`) into `$KTE_TF_FFI_CACHE`
 (default `~/.cache/keras_tpu_estimator`), written whole under a lock, and
 loaded from there afterwards. Without a compiler, or with `KTE_TF_FFI` set
 to `0`/`false`/`off`/`no`, `available()` is False and `tf_kernels` keeps its
@@ -43,6 +43,13 @@ ENV_VAR = "KTE_TF_FFI"
 CACHE_ENV_VAR = "KTE_TF_FFI_CACHE"
 TARGET = "kte_tf_op"
 SOURCE = pathlib.Path(__file__).with_name("tf_ffi.cc")
+TENSORFLOW_LIBRARIES = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
+# Not linked against `TENSORFLOW_LIBRARIES`: linking against the 790 MB
+# libtensorflow_cc took 10 s of a 13 s build. Their symbols are bound when
+# `_load` opens the library in this process. -O1: a call cost the same at
+# -O0 to -O2 (TensorFlow's eager op is most of it); it compiles in 2.4 s,
+# -O2 in 2.9 s.
+FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-w")
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +64,7 @@ def library_path():
     import tensorflow as tf  # noqa: PLC0415
 
     key = hashlib.sha256(SOURCE.read_bytes())
-    key.update(f"{tf.__version__} {jaxlib.__version__} {sys.platform}".encode())
+    key.update(f"{FLAGS} {tf.__version__} {jaxlib.__version__} {sys.platform}".encode())
     cache = os.environ.get(CACHE_ENV_VAR) or pathlib.Path.home() / ".cache" / "keras_tpu_estimator"
     return pathlib.Path(cache) / f"tf_ffi-{key.hexdigest()[:16]}.so"
 
@@ -74,10 +81,8 @@ def _compile(target):
         partial = pathlib.Path(f.name)
     try:
         subprocess.run(
-            [compiler, "-std=c++17", "-O2", "-shared", "-fPIC", "-w", str(SOURCE),
-             f"-I{jaxlib / 'include'}", f"-I{tensorflow / 'include'}",
-             f"-L{tensorflow}", "-l:libtensorflow_cc.so.2", "-l:libtensorflow_framework.so.2",
-             f"-Wl,-rpath,{tensorflow}", "-o", str(partial)],
+            [compiler, *FLAGS, str(SOURCE), f"-I{jaxlib / 'include'}",
+             f"-I{tensorflow / 'include'}", "-o", str(partial)],
             check=True, capture_output=True, text=True)
         os.replace(partial, target)
     finally:
@@ -91,6 +96,10 @@ def _load():
     with filelock.FileLock(f"{path}.lock"):
         if not path.exists():
             _compile(path)
+    for name in TENSORFLOW_LIBRARIES:
+        # Already loaded by TensorFlow's import; made global so the symbols
+        # the library leaves undefined bind to them.
+        ctypes.CDLL(str(_package_dir("tensorflow") / name), mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
     library = ctypes.CDLL(str(path))
     library.KteSetContext.argtypes = [ctypes.c_void_p]
     library.KteSetContext(tf_eager_context.pointer())
