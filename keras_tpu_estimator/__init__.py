@@ -11,6 +11,11 @@ model.fit(train_input_fn, epochs=3)
 """
 
 from keras_tpu_estimator import _backend
+from keras_tpu_estimator._backend import tf_ffi_build as _tf_ffi_build
+
+# First: a machine's first import compiles the custom call that runs
+# TensorFlow's CPU kernels, on a thread beside the imports below.
+_tf_ffi_build.start()
 
 # Before any other import of the package: Keras on JAX, even when TensorFlow
 # (which imports Keras) was imported first.

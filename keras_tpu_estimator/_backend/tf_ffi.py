@@ -1,4 +1,4 @@
-"""TensorFlow's CPU kernels as an XLA FFI custom call, built on first use.
+"""TensorFlow's CPU kernels as an XLA FFI custom call, loaded on first use.
 
 `tf_kernels` calls TensorFlow's convolution kernels from compiled JAX code.
 Through a Python host callback each call takes the GIL, wraps every buffer
@@ -8,12 +8,10 @@ none of that happens: MNIST's warm steps ran 10-11% faster, cifar_keras's
 2-6% (`docs/benchmarks.md`, issue 31's eighth pass). The kernels, and so
 the values, are the same.
 
-The shared library is compiled once per source, flags, TensorFlow and
-jaxlib version (about 3 s, with `$CXX` or `g++`) into `$KTE_TF_FFI_CACHE`
-(default `~/.cache/keras_tpu_estimator`), written whole under a lock, and
-loaded from there afterwards. Without a compiler, or with `KTE_TF_FFI` set
-to `0`/`false`/`off`/`no`, `available()` is False and `tf_kernels` keeps its
-Python callbacks.
+The shared library is built by `tf_ffi_build` (at import, on a thread of
+its own, once per installation) and loaded here on first use. Without a
+compiler, or with `KTE_TF_FFI` set to `0`/`false`/`off`/`no`, `available()`
+is False and `tf_kernels` keeps its Python callbacks.
 
 ```python
 if tf_ffi.available():
@@ -24,85 +22,35 @@ if tf_ffi.available():
 
 import ctypes
 import functools
-import hashlib
 import logging
 import os
-import pathlib
-import shutil
 import subprocess
-import sys
-import tempfile
 
 import jax
 import numpy as np
 
 from keras_tpu_estimator._backend import switches
+from keras_tpu_estimator._backend import tf_ffi_build
 from keras_tpu_estimator._keras_internals import tf_eager_context
 
-ENV_VAR = "KTE_TF_FFI"
-CACHE_ENV_VAR = "KTE_TF_FFI_CACHE"
+ENV_VAR = tf_ffi_build.ENV_VAR
 TARGET = "kte_tf_op"
-SOURCE = pathlib.Path(__file__).with_name("tf_ffi.cc")
+# Already loaded by TensorFlow's import; made global before the library is
+# opened, so the symbols it leaves undefined bind to them.
 TENSORFLOW_LIBRARIES = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
-# Not linked against `TENSORFLOW_LIBRARIES`: linking against the 790 MB
-# libtensorflow_cc took 10 s of a 13 s build. Their symbols are bound when
-# `_load` opens the library in this process. -O1: a call cost the same at
-# -O0 to -O2 (TensorFlow's eager op is most of it); it compiles in 2.4 s,
-# -O2 in 2.9 s.
-FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-w")
 
 _log = logging.getLogger(__name__)
 
 
-def _package_dir(name):
-    return pathlib.Path(__import__(name).__file__).parent
-
-
-def library_path():
-    """Where the compiled library for this source and these versions lives."""
-    import jaxlib  # noqa: PLC0415
-    import tensorflow as tf  # noqa: PLC0415
-
-    key = hashlib.sha256(SOURCE.read_bytes())
-    key.update(f"{FLAGS} {tf.__version__} {jaxlib.__version__} {sys.platform}".encode())
-    cache = os.environ.get(CACHE_ENV_VAR) or pathlib.Path.home() / ".cache" / "keras_tpu_estimator"
-    return pathlib.Path(cache) / f"tf_ffi-{key.hexdigest()[:16]}.so"
-
-
-def _compile(target):
-    """Compiles `SOURCE` into `target`, written whole (a temporary file renamed)."""
-    compiler = os.environ.get("CXX") or "g++"
-    if shutil.which(compiler) is None:
-        raise OSError(f"no C++ compiler ({compiler!r}) to build {SOURCE.name}")
-    tensorflow = _package_dir("tensorflow")
-    jaxlib = _package_dir("jaxlib")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".so", delete=False) as f:
-        partial = pathlib.Path(f.name)
-    try:
-        subprocess.run(
-            [compiler, *FLAGS, str(SOURCE), f"-I{jaxlib / 'include'}",
-             f"-I{tensorflow / 'include'}", "-o", str(partial)],
-            check=True, capture_output=True, text=True)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 def _load():
-    import filelock  # noqa: PLC0415
-
-    path = library_path()
-    with filelock.FileLock(f"{path}.lock"):
-        if not path.exists():
-            _compile(path)
+    path = tf_ffi_build.built()
+    context = tf_eager_context.pointer()  # TensorFlow imported
+    tensorflow = tf_ffi_build.package_dir("tensorflow")
     for name in TENSORFLOW_LIBRARIES:
-        # Already loaded by TensorFlow's import; made global so the symbols
-        # the library leaves undefined bind to them.
-        ctypes.CDLL(str(_package_dir("tensorflow") / name), mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+        ctypes.CDLL(str(tensorflow / name), mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
     library = ctypes.CDLL(str(path))
     library.KteSetContext.argtypes = [ctypes.c_void_p]
-    library.KteSetContext(tf_eager_context.pointer())
+    library.KteSetContext(context)
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.KteTfOp), platform="cpu")
     return library
 
@@ -110,8 +58,8 @@ def _load():
 def available():
     """Whether `call` can be used: the switch is on and the library loads.
 
-    The first call builds the library if it is not cached yet; a failure is
-    logged once and not retried, and `tf_kernels` keeps its Python callbacks.
+    The first call waits for the library's build if it is not cached yet; a
+    failure is logged once and not retried, and `tf_kernels` keeps its Python callbacks.
     """
     return not switches.is_off(ENV_VAR) and _loaded()
 
