@@ -124,8 +124,8 @@ def start():
     try:
         path = library_path()
     except OSError:
-        return  # `built()` says why, if the library is ever needed.
-    if path.exists() or shutil.which(os.environ.get("CXX") or "g++") is None:
+        return  # `built()` says why, if the library is ever needed (as for no compiler).
+    if path.exists():
         return
     _background = threading.Thread(target=_build_in_background, args=(path,),
                                    name="tf_ffi build")
