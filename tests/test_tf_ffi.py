@@ -63,3 +63,21 @@ def test_the_switch_turns_it_off_for_python_callbacks(monkeypatch, value):
     want = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME",
                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
     np.testing.assert_allclose(fn(x, k), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_failed_load_is_logged_once_and_not_retried(monkeypatch, caplog):
+    attempts = []
+
+    def failing_load():
+        attempts.append(1)
+        raise OSError("no compiler here")
+
+    monkeypatch.setattr(tf_ffi, "_load", failing_load)
+    tf_ffi._loaded.cache_clear()
+    try:
+        assert [tf_ffi.available() for _ in range(3)] == [False] * 3
+    finally:
+        tf_ffi._loaded.cache_clear()
+    assert attempts == [1]
+    assert [r.message for r in caplog.records].count(
+        "TensorFlow's kernels go through Python callbacks: no compiler here ") == 1

@@ -35,6 +35,13 @@ def test_a_build_is_written_whole_and_not_linked_against_tensorflow(tmp_path):
     assert all(name.encode() not in built for name in tf_ffi.TENSORFLOW_LIBRARIES)
 
 
+def test_without_a_compiler_the_build_names_it_and_leaves_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv("CXX", "no-such-compiler")
+    with pytest.raises(OSError, match="no-such-compiler"):
+        tf_ffi_build.compile_to(tmp_path / "built.so")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_start_builds_on_a_thread_and_built_waits_for_it(fresh):
     tf_ffi_build.start()
     assert tf_ffi_build._background.is_alive()
